@@ -1,0 +1,425 @@
+"""The scalar reference game: RULES.md as plain, readable Python.
+
+This module is the spec in code. It favours clarity over speed; every faster
+path (the batch engine, the solver) is tested against it.
+
+A ``State`` holds four piles (bottom card first, top card last), the undealt
+stock in deal order, and the set of discarded cards. States are immutable
+values: ``apply`` returns a new one.
+
+Actions and their text (a game line is actions separated by single spaces)::
+
+    d        deal the next four cards onto piles 0..3
+    2>0      move the top card of pile 2 into empty pile 0
+    2:1>0    (easy) move the card one below the top of pile 2 into empty pile 0
+    x2       (discards=optional) discard the top card of pile 2
+
+The order of ``legal_actions`` is part of the contract (policies that pick by
+index rely on it): ``d`` first when the stock is not empty, then moves by
+source pile, then depth (top first), then target pile, then discards by pile.
+
+Readings of RULES.md written down here (the seeds support each):
+
+- Forced discards are resolved after the first four cards, after every deal
+  and after every move; their order does not matter (RULES.md, rule 3).
+- When the stock is empty the player may still move, and the game ends when
+  the player stops; a game line therefore simply ends, and the score is the
+  number of discards made so far. ``is_over`` is True when no action is left.
+- ``must_fill`` forbids dealing while a move allowed by the other rules in
+  force (variant, ``sensible``, ``leftmost``) exists.
+- ``strict`` admits only the variant's highest rank (the Ace) into an empty
+  pile; ``easy`` lets a card at any depth move, the cards above it keeping
+  their order; moving the only card of a pile is a legal move in every
+  variant unless ``sensible`` is in force.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from itertools import permutations
+
+import numpy as np
+
+from .cards import N_CARDS, SUIT, format_card, format_cards, parse_cards
+from .rules import FILL_ACE, FILL_ANY, Rules, rules_by_name, strength_table
+
+N_PILES = 4
+WIN_SCORE = 48
+
+_STRENGTH_CACHE: dict[bool, tuple[int, ...]] = {}
+
+
+def _strength(rules: Rules) -> tuple[int, ...]:
+    key = rules.ace_low
+    if key not in _STRENGTH_CACHE:
+        _STRENGTH_CACHE[key] = tuple(int(v) for v in strength_table(rules))
+    return _STRENGTH_CACHE[key]
+
+
+class ActionParseError(ValueError):
+    """An action's text is not an action (``d``, ``2>0``, ``2:1>0``, ``x2``)."""
+
+
+class IllegalActionError(ValueError):
+    """A well-formed action that the rules do not allow in the given state."""
+
+
+class ReplayError(IllegalActionError):
+    """A game line stopped at an action that is malformed or illegal.
+
+    ``position`` is the 1-based position of the action in the line.
+    """
+
+    def __init__(self, message: str, *, position: int, action: str, state: "State"):
+        super().__init__(message)
+        self.position = position
+        self.action = action
+        self.state = state
+
+
+@dataclass(frozen=True, order=True)
+class Action:
+    """One player action. ``kind`` is ``'d'`` (deal), ``'m'`` (move) or ``'x'`` (discard).
+
+    >>> Action.from_text("2:1>0")
+    Action.from_text('2:1>0')
+    >>> str(Action.from_text("3:0>1"))
+    '3>1'
+    """
+
+    kind: str
+    src: int = -1
+    dst: int = -1
+    depth: int = 0
+
+    @staticmethod
+    def from_text(text: str) -> "Action":
+        t = text.strip().lower()
+        try:
+            if t == "d":
+                return DEAL
+            if t.startswith("x") and len(t) == 2:
+                pile = int(t[1])
+                if 0 <= pile < N_PILES:
+                    return Action("x", pile)
+            elif ">" in t:
+                left, right = t.split(">")
+                depth = 0
+                if ":" in left:
+                    left, d = left.split(":")
+                    depth = int(d)
+                src, dst = int(left), int(right)
+                if 0 <= src < N_PILES and 0 <= dst < N_PILES and depth >= 0:
+                    return Action("m", src, dst, depth)
+        except ValueError:
+            pass
+        raise ActionParseError(
+            f"unknown action {text!r}; actions are 'd' (deal), '2>0' (move the top of pile 2 "
+            f"into empty pile 0), '2:1>0' (easy: the card one below the top), 'x2' (optional discard)"
+        )
+
+    def __str__(self) -> str:
+        if self.kind == "d":
+            return "d"
+        if self.kind == "x":
+            return f"x{self.src}"
+        if self.depth:
+            return f"{self.src}:{self.depth}>{self.dst}"
+        return f"{self.src}>{self.dst}"
+
+    def __repr__(self) -> str:
+        return f"Action.from_text({str(self)!r})"
+
+
+DEAL = Action("d")
+
+
+@dataclass(frozen=True)
+class State:
+    """A position: piles (bottom first, top last), stock (next card first), discarded cards."""
+
+    piles: tuple[tuple[int, ...], ...]
+    stock: tuple[int, ...]
+    discarded: frozenset[int]
+
+    @property
+    def score(self) -> int:
+        """The number of discarded cards (0..48)."""
+        return len(self.discarded)
+
+    @property
+    def won(self) -> bool:
+        return len(self.discarded) == WIN_SCORE
+
+    @property
+    def stock_left(self) -> int:
+        return len(self.stock)
+
+    def tops(self) -> tuple[int, ...]:
+        """Top card of each pile, -1 for an empty pile."""
+        return tuple(p[-1] if p else -1 for p in self.piles)
+
+    def empty_piles(self) -> tuple[int, ...]:
+        return tuple(i for i, p in enumerate(self.piles) if not p)
+
+    def __str__(self) -> str:
+        return picture(self)
+
+
+def _discardable(piles: tuple[tuple[int, ...], ...], pile: int, strength: tuple[int, ...]) -> bool:
+    """True when the top card of ``pile`` has a same-suit, higher top card on another pile."""
+    if not piles[pile]:
+        return False
+    c = piles[pile][-1]
+    for j, other in enumerate(piles):
+        if j != pile and other:
+            o = other[-1]
+            if SUIT[o] == SUIT[c] and strength[o] > strength[c]:
+                return True
+    return False
+
+
+def resolve_discards(state: State, rules: Rules, order: tuple[int, ...] | None = None) -> State:
+    """Apply forced discards until none is left (no-op under ``discards=optional``).
+
+    ``order`` is the order in which piles are tried at each step (default
+    0,1,2,3); the result does not depend on it (RULES.md rule 3), which the
+    tests check.
+    """
+    if rules.optional_discards:
+        return state
+    strength = _strength(rules)
+    order = order or tuple(range(N_PILES))
+    piles = [list(p) for p in state.piles]
+    discarded = set(state.discarded)
+    changed = True
+    while changed:
+        changed = False
+        frozen = tuple(tuple(p) for p in piles)
+        for i in order:
+            if _discardable(frozen, i, strength):
+                discarded.add(piles[i].pop())
+                changed = True
+                break
+    return State(tuple(tuple(p) for p in piles), state.stock, frozenset(discarded))
+
+
+def new_game(deck, rules: Rules | str = "standard") -> State:
+    """The position after the first four cards are dealt (and forced discards made)."""
+    rules = rules_by_name(rules)
+    deck = tuple(int(c) for c in deck)
+    if len(deck) != N_CARDS or len(set(deck)) != N_CARDS:
+        raise ValueError(f"a deck is 52 distinct cards; got {len(deck)} cards, {len(set(deck))} distinct")
+    state = State(tuple((c,) for c in deck[:N_PILES]), deck[N_PILES:], frozenset())
+    return resolve_discards(state, rules)
+
+
+def _movable_cards(state: State, rules: Rules) -> list[tuple[int, int]]:
+    """(src, depth) of every card that the variant lets move into an empty pile."""
+    strength = _strength(rules)
+    out = []
+    for src, pile in enumerate(state.piles):
+        depths = range(len(pile)) if rules.fill == FILL_ANY else range(min(1, len(pile)))
+        for depth in depths:
+            card = pile[-1 - depth]
+            if rules.fill == FILL_ACE and strength[card] != 12:
+                continue
+            if rules.sensible and len(pile) == 1:
+                continue
+            out.append((src, depth))
+    return out
+
+
+def legal_moves(state: State, rules: Rules) -> list[Action]:
+    """Moves into empty piles allowed by the variant and the restrictions in force."""
+    empties = state.empty_piles()
+    if not empties:
+        return []
+    targets = empties[:1] if rules.leftmost else empties
+    return [
+        Action("m", src, dst, depth)
+        for src, depth in _movable_cards(state, rules)
+        for dst in targets
+        if dst != src
+    ]
+
+
+def legal_actions(state: State, rules: Rules | str) -> list[Action]:
+    """Every legal action, in the contract order of the module docstring."""
+    rules = rules_by_name(rules)
+    moves = legal_moves(state, rules)
+    actions = []
+    if state.stock and not (rules.must_fill and moves):
+        actions.append(DEAL)
+    actions.extend(moves)
+    if rules.optional_discards:
+        strength = _strength(rules)
+        actions.extend(Action("x", i) for i in range(N_PILES) if _discardable(state.piles, i, strength))
+    return actions
+
+
+def why_illegal(state: State, action: Action, rules: Rules | str) -> str | None:
+    """None when ``action`` is legal, else a sentence saying why not."""
+    rules = rules_by_name(rules)
+    if action in legal_actions(state, rules):
+        return None
+    if action.kind == "d":
+        if not state.stock:
+            return "the stock is empty"
+        return "must_fill is in force and a card can move into an empty pile"
+    if action.kind == "x":
+        if not rules.optional_discards:
+            return "discards are forced in this variant; 'x' actions need discards=optional"
+        if not state.piles[action.src]:
+            return f"pile {action.src} is empty"
+        return f"no top card of the same suit and higher rank is on another pile than {action.src}"
+    src, dst, depth = action.src, action.dst, action.depth
+    if src == dst:
+        return "a card cannot move onto its own pile"
+    if state.piles[dst]:
+        return f"pile {dst} is not empty"
+    if not state.piles[src]:
+        return f"pile {src} is empty"
+    if depth >= len(state.piles[src]):
+        return f"pile {src} has only {len(state.piles[src])} card(s); depth {depth} does not exist"
+    if depth and rules.fill != FILL_ANY:
+        return "only the top card of a pile may move in this variant (depth moves need 'easy')"
+    if rules.fill == FILL_ACE:
+        return f"only an Ace may move into an empty pile in {rules.preset}"
+    if rules.sensible and len(state.piles[src]) == 1:
+        return "sensible is in force: the only card of a pile may not move"
+    if rules.leftmost:
+        return f"leftmost is in force: moves go into pile {state.empty_piles()[0]}"
+    return "not a legal action here"
+
+
+def apply(state: State, action: Action | str, rules: Rules | str) -> State:
+    """The state after a legal action (and the forced discards that follow).
+
+    Raises IllegalActionError with the reason when the action is not legal.
+    """
+    rules = rules_by_name(rules)
+    if isinstance(action, str):
+        action = Action.from_text(action)
+    reason = why_illegal(state, action, rules)
+    if reason is not None:
+        raise IllegalActionError(f"illegal action {str(action)!r}: {reason}")
+    piles = [list(p) for p in state.piles]
+    stock = state.stock
+    discarded = state.discarded
+    if action.kind == "d":
+        for i in range(N_PILES):
+            piles[i].append(stock[i])
+        stock = stock[N_PILES:]
+    elif action.kind == "m":
+        card = piles[action.src].pop(len(piles[action.src]) - 1 - action.depth)
+        piles[action.dst].append(card)
+    else:
+        discarded = discarded | {piles[action.src].pop()}
+    new = State(tuple(tuple(p) for p in piles), stock, frozenset(discarded))
+    return resolve_discards(new, rules)
+
+
+def is_over(state: State, rules: Rules | str) -> bool:
+    """True when no legal action is left (the player may also stop earlier once the stock is empty)."""
+    return not legal_actions(state, rules)
+
+
+def parse_line(line: str) -> list[Action]:
+    """Parse a game line (actions separated by white space)."""
+    return [Action.from_text(tok) for tok in line.split()]
+
+
+def format_line(actions) -> str:
+    """A game line: actions separated by single spaces."""
+    return " ".join(str(a) for a in actions)
+
+
+def replay_states(deck, line: str, rules: Rules | str = "standard") -> list[State]:
+    """The states of a game line: the start state, then one after each action.
+
+    Stops at the first malformed or illegal action with a ReplayError naming
+    its position, the action, the state before it and why it is illegal.
+    """
+    rules = rules_by_name(rules)
+    state = new_game(deck, rules)
+    states = [state]
+    for pos, tok in enumerate(line.split(), start=1):
+        try:
+            action = Action.from_text(tok)
+            state = apply(state, action, rules)
+        except (ActionParseError, IllegalActionError) as exc:
+            raise ReplayError(
+                f"action {pos} {tok!r} of the line: {exc}\nstate before it:\n{picture(state)}",
+                position=pos,
+                action=tok,
+                state=state,
+            ) from None
+        states.append(state)
+    return states
+
+
+def replay(deck, line: str, rules: Rules | str = "standard") -> State:
+    """The state at the end of a game line (see ``replay_states`` for errors)."""
+    return replay_states(deck, line, rules)[-1]
+
+
+def picture(state: State) -> str:
+    """A compact text picture: one pile a line, bottom card first, top card last.
+
+    >>> print(picture(parse_position("AS KS | 7H | - | 2C 9D")))
+    0: AS KS
+    1: 7H
+    2: -
+    3: 2C 9D
+    stock 0, score 47
+    """
+    lines = [f"{i}: {format_cards(p) if p else '-'}" for i, p in enumerate(state.piles)]
+    lines.append(f"stock {len(state.stock)}, score {state.score}")
+    return "\n".join(lines)
+
+
+def format_position(state: State) -> str:
+    """Piles as ``"AS KS | 7H | - | 2C 9D"`` (bottom first; ``-`` for an empty pile)."""
+    return " | ".join(format_cards(p) if p else "-" for p in state.piles)
+
+
+def parse_position(piles: str, stock: str = "", discarded: str | None = None) -> State:
+    """Build a state from short strings, for tests and hand analysis.
+
+    ``piles``: four piles separated by ``|``, bottom card first, ``-`` for empty.
+    ``stock``: undealt cards, next card first. ``discarded``: the discarded
+    cards; by default every card not on a pile or in the stock.
+    """
+    parts = [p.strip() for p in piles.split("|")]
+    if len(parts) != N_PILES:
+        raise ValueError(f"position {piles!r} has {len(parts)} piles; write 4 separated by '|'")
+    pile_cards = tuple(tuple(parse_cards(p)) if p not in ("-", "") else () for p in parts)
+    stock_cards = tuple(parse_cards(stock))
+    present = [c for p in pile_cards for c in p] + list(stock_cards)
+    if len(set(present)) != len(present):
+        dup = sorted({format_card(c) for c in present if present.count(c) > 1})
+        raise ValueError(f"position {piles!r} names {', '.join(dup)} more than once")
+    if discarded is None:
+        gone = frozenset(set(range(N_CARDS)) - set(present))
+    else:
+        gone = frozenset(parse_cards(discarded))
+    return State(pile_cards, stock_cards, gone)
+
+
+def all_discard_orders() -> list[tuple[int, ...]]:
+    """Every order of the four piles, for the discard-order property test."""
+    return list(permutations(range(N_PILES)))
+
+
+def state_from_arrays(piles: np.ndarray, heights: np.ndarray, deck: np.ndarray, stock_pos: int,
+                      discarded: np.ndarray | None = None) -> State:
+    """Build a State from array form (``piles: int8[4, 52]``, ``heights: int8[4]``).
+
+    Used to compare the batch engine's arrays with the scalar game.
+    """
+    pile_t = tuple(tuple(int(c) for c in piles[i, : heights[i]]) for i in range(N_PILES))
+    stock_t = tuple(int(c) for c in deck[stock_pos:])
+    present = {c for p in pile_t for c in p} | set(stock_t)
+    gone = frozenset(set(range(N_CARDS)) - present) if discarded is None else frozenset(int(c) for c in discarded)
+    return State(pile_t, stock_t, gone)

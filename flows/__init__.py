@@ -1,0 +1,1 @@
+"""Prefect flows, thin over ``pipeline`` and ``queries``."""

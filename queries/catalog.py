@@ -1,0 +1,333 @@
+"""The DuckDB catalog of a data folder, and the named report queries.
+
+``build_catalog(data)`` writes ``DATA/acesup.duckdb``, a small DuckDB file
+that any DuckDB client (the ``duckdb`` shell, Python, DBeaver) can open
+read-only from any working directory. It holds:
+
+``results`` (view)
+    every row of ``DATA/results/**/*.parquet`` (pipeline.schema.RESULT_SCHEMA),
+    read with hive partitioning *off*: the ``variant`` and ``policy`` columns in
+    the files are the truth, the folder names are only for people.
+``runs`` (view)
+    one row per run manifest ``DATA/runs/<run_id>/manifest.json`` (the fields the
+    pipeline writes, read with DuckDB's ``read_json_auto``), plus ``manifest_path``.
+``deals`` (table, materialized)
+    ``seed``, ``deal``, ``deck``: the deck text (52 card codes in deal order, the
+    deck format of RULES.md) of every (seed, deal) present in ``results``. DuckDB
+    cannot run the Philox generator of engine_rs_free.deals, so the decks are
+    computed with engine_rs_free.deals at catalog build time and stored; the
+    macro ``deal_deck(seed, deal)`` looks one up. A deal that is not in the
+    results is not in the table (``acesup deal --seed S --index I`` prints any deck).
+``catalog_info`` (table)
+    key/value facts about the build: data folder, schema version, row count.
+macros
+    ``wilson_low(k, n)``, ``wilson_high(k, n)``: the 95% Wilson score interval of
+    ``k`` successes in ``n`` trials (z = 1.96), NULL when ``n`` is 0;
+    ``one_in(k, n)``: ``n / k`` (NULL when ``k`` is 0);
+    ``player_kind(policy)``: ``'clairvoyant'`` for the solver (it knows the
+    stock order), ``'honest'`` for every other player;
+    ``solver_restriction(policy)``: ``'none'`` for ``solver``, the options
+    (``'sensible+leftmost+must_fill'``) for a restricted solver, NULL otherwise;
+    ``variant_preset(variant)``, ``variant_discards(variant)``: ``'strict'`` and
+    ``'optional'`` of ``'strict+optional'``.
+
+Paths in the views are absolute (DuckDB resolves a relative path in a view
+against the *reader's* working directory, not the catalog file), so the
+catalog works from anywhere; if the data folder moves, ``catalog_is_current``
+says so and ``build_catalog`` rebuilds it. The file is built beside its final
+place and renamed over it, so a reader never sees half a catalog.
+
+The report queries live beside this module, one ``NAME.sql`` per report
+table. Each starts with a header comment (grain, inputs, parameters,
+columns); a ``-- param NAME = 'value'`` line declares a named parameter and
+its default, bound at execution (``$NAME`` in the SQL), never formatted into
+the text.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+CATALOG_NAME = "acesup.duckdb"
+QUERY_DIR = Path(__file__).resolve().parent
+WILSON_Z = 1.96
+
+REPORT_QUERIES = (
+    "win_odds",
+    "score_distribution",
+    "policy_gap",
+    "value_of_information",
+    "claims",
+    "solver_ladder",
+    "coverage",
+)
+"""The named queries of the report, in report order (files ``queries/NAME.sql``)."""
+
+# Wilson score interval (Wilson 1927) with z = 1.96, written with z*z = 3.8416.
+# k and n are cast to DOUBLE so integer inputs of any width work.
+_MACROS = f"""
+CREATE MACRO wilson_center(k, n) AS
+    CASE WHEN n > 0 THEN (k::DOUBLE / n + {WILSON_Z}*{WILSON_Z} / (2.0 * n)) / (1 + {WILSON_Z}*{WILSON_Z} / n::DOUBLE) END;
+CREATE MACRO wilson_half(k, n) AS
+    CASE WHEN n > 0 THEN
+        {WILSON_Z} * sqrt((k::DOUBLE / n) * (1 - k::DOUBLE / n) / n + {WILSON_Z}*{WILSON_Z} / (4.0 * n * n))
+        / (1 + {WILSON_Z}*{WILSON_Z} / n::DOUBLE) END;
+CREATE MACRO wilson_low(k, n) AS CASE WHEN n > 0 THEN greatest(0.0, wilson_center(k, n) - wilson_half(k, n)) END;
+CREATE MACRO wilson_high(k, n) AS CASE WHEN n > 0 THEN least(1.0, wilson_center(k, n) + wilson_half(k, n)) END;
+CREATE MACRO one_in(k, n) AS CASE WHEN k > 0 THEN n::DOUBLE / k END;
+CREATE MACRO player_kind(p) AS
+    CASE WHEN p = 'solver' OR starts_with(p, 'solver:') THEN 'clairvoyant' ELSE 'honest' END;
+CREATE MACRO solver_restriction(p) AS
+    CASE WHEN p = 'solver' THEN 'none' WHEN starts_with(p, 'solver:') THEN substr(p, 8) END;
+CREATE MACRO variant_preset(v) AS split_part(v, '+', 1);
+CREATE MACRO variant_discards(v) AS
+    CASE WHEN list_contains(string_split(v, '+'), 'optional') THEN 'optional' ELSE 'forced' END;
+"""
+
+# Created after the ``deals`` table it reads.
+_DEAL_MACRO = "CREATE MACRO deal_deck(s, i) AS (SELECT d.deck FROM deals d WHERE d.seed = s AND d.deal = i);"
+
+
+def _sql_string(text: str) -> str:
+    """A SQL string literal (DDL cannot take bound parameters, so paths are quoted here)."""
+    return "'" + str(text).replace("'", "''") + "'"
+
+
+def catalog_path(data: str | os.PathLike) -> Path:
+    """Where the catalog of a data folder lives: ``DATA/acesup.duckdb``."""
+    return Path(data).resolve() / CATALOG_NAME
+
+
+def result_files(data: str | os.PathLike) -> list[Path]:
+    """Every result Parquet file under ``DATA/results``, sorted by path."""
+    root = Path(data).resolve() / "results"
+    return sorted(p for p in root.glob("**/*.parquet") if p.is_file())
+
+
+def manifest_files(data: str | os.PathLike) -> list[Path]:
+    """Every run manifest ``DATA/runs/<run_id>/manifest.json``, sorted by path."""
+    root = Path(data).resolve() / "runs"
+    return sorted(p for p in root.glob("*/manifest.json") if p.is_file())
+
+
+def _empty_results_sql() -> str:
+    from pipeline.schema import RESULT_SCHEMA
+
+    duck = {"string": "VARCHAR", "uint64": "UBIGINT", "int64": "BIGINT", "int8": "TINYINT",
+            "int16": "SMALLINT", "bool": "BOOLEAN"}
+    cols = ", ".join(f"NULL::{duck[str(f.type)]} AS {f.name}" for f in RESULT_SCHEMA)
+    return f"SELECT {cols} WHERE false"
+
+
+def _deck_texts(seed: int, deals) -> list[str]:
+    """Deck text of each deal index of one seed (contiguous runs are dealt in one batch)."""
+    import numpy as np
+
+    from engine_rs_free.cards import CARD_NAMES
+    from engine_rs_free.deals import deal_batch
+
+    names = np.asarray(CARD_NAMES, dtype=object)
+    deals = np.asarray(deals, dtype=np.int64)
+    out: list[str] = []
+    if len(deals) == 0:
+        return out
+    # Split the sorted indices into contiguous runs: one deal_batch call per run.
+    breaks = np.flatnonzero(np.diff(deals) != 1) + 1
+    for run in np.split(deals, breaks):
+        decks = deal_batch(seed, int(run[0]), len(run))
+        out.extend(" ".join(row) for row in names[decks])
+    return out
+
+
+def _materialize_deals(con) -> int:
+    import pyarrow as pa
+
+    pairs = con.sql("SELECT DISTINCT seed, deal FROM results ORDER BY seed, deal").to_arrow_table()
+    con.execute("CREATE TABLE deals (seed UBIGINT NOT NULL, deal BIGINT NOT NULL, deck VARCHAR NOT NULL, "
+                "PRIMARY KEY (seed, deal))")
+    if pairs.num_rows == 0:
+        return 0
+    seeds = pairs.column("seed").to_numpy()
+    deals = pairs.column("deal").to_numpy()
+    import numpy as np
+
+    for seed in np.unique(seeds):
+        mask = seeds == seed
+        idx = deals[mask]
+        chunk = 200_000  # bound the Python strings held at once
+        for lo in range(0, len(idx), chunk):
+            part = idx[lo : lo + chunk]
+            table = pa.table(
+                {
+                    "seed": pa.array(np.full(len(part), seed, dtype=np.uint64)),
+                    "deal": pa.array(part),
+                    "deck": pa.array(_deck_texts(int(seed), part), type=pa.string()),
+                }
+            )
+            con.register("_deal_chunk", table)
+            con.execute("INSERT INTO deals SELECT * FROM _deal_chunk")
+            con.unregister("_deal_chunk")
+    return int(pairs.num_rows)
+
+
+def build_catalog(data: str | os.PathLike) -> Path:
+    """Build (or rebuild) ``DATA/acesup.duckdb`` as the module docstring says; return its path.
+
+    Safe to call at any time: it only reads the data files, and replaces the
+    catalog file atomically.
+    """
+    import duckdb
+
+    from pipeline.schema import SCHEMA_VERSION
+
+    data = Path(data).resolve()
+    if not data.is_dir():
+        from pipeline.errors import UserError
+
+        raise UserError(f"data folder {str(data)!r} does not exist; run 'acesup run' first or pass --data PATH")
+    final = data / CATALOG_NAME
+    tmp = data / (CATALOG_NAME + f".building-{os.getpid()}")
+    for p in (tmp, Path(str(tmp) + ".wal")):
+        if p.exists():
+            p.unlink()
+    con = duckdb.connect(str(tmp))
+    try:
+        con.execute(_MACROS)
+        if result_files(data):
+            glob = str(data / "results" / "**" / "*.parquet")
+            con.execute(
+                f"CREATE VIEW results AS SELECT * FROM read_parquet({_sql_string(glob)}, "
+                "hive_partitioning = false, union_by_name = false)"
+            )
+        else:
+            con.execute(f"CREATE VIEW results AS {_empty_results_sql()}")
+        if manifest_files(data):
+            glob = str(data / "runs" / "*" / "manifest.json")
+            con.execute(
+                f"CREATE VIEW runs AS SELECT * EXCLUDE (filename), filename AS manifest_path "
+                f"FROM read_json_auto({_sql_string(glob)}, union_by_name = true, filename = true, "
+                "maximum_object_size = 67108864)"
+            )
+        else:
+            con.execute("CREATE VIEW runs AS SELECT NULL::VARCHAR AS run_id, NULL::VARCHAR AS manifest_path WHERE false")
+        n_deals = _materialize_deals(con)
+        con.execute(_DEAL_MACRO)
+        n_rows = con.execute("SELECT count(*) FROM results").fetchone()[0]
+        con.execute("CREATE TABLE catalog_info (key VARCHAR PRIMARY KEY, value VARCHAR)")
+        con.executemany(
+            "INSERT INTO catalog_info VALUES (?, ?)",
+            [
+                ["data", str(data)],
+                ["schema_version", str(SCHEMA_VERSION)],
+                ["result_rows", str(n_rows)],
+                ["result_files", str(len(result_files(data)))],
+                ["deals", str(n_deals)],
+                ["wilson_z", str(WILSON_Z)],
+            ],
+        )
+        con.execute("CHECKPOINT")
+    finally:
+        con.close()
+    os.replace(tmp, final)
+    wal = Path(str(tmp) + ".wal")
+    if wal.exists():
+        wal.unlink()
+    return final
+
+
+def catalog_is_current(data: str | os.PathLike) -> bool:
+    """True if the catalog exists, points at this data folder, and is newer than every data file.
+
+    New result files or manifests (a run since the last build) or a moved data
+    folder make it stale: its ``deals`` table and ``runs`` view would miss them.
+    """
+    import duckdb
+
+    data = Path(data).resolve()
+    path = data / CATALOG_NAME
+    if not path.exists():
+        return False
+    built = path.stat().st_mtime
+    for p in [*result_files(data), *manifest_files(data)]:
+        if p.stat().st_mtime > built:
+            return False
+    try:
+        with duckdb.connect(str(path), read_only=True) as con:
+            row = con.execute("SELECT value FROM catalog_info WHERE key = 'data'").fetchone()
+    except duckdb.Error:
+        return False
+    return row is not None and row[0] == str(data)
+
+
+def ensure_catalog(data: str | os.PathLike) -> Path:
+    """The catalog of ``data``, (re)built first if it is missing or stale."""
+    if not catalog_is_current(data):
+        return build_catalog(data)
+    return catalog_path(data)
+
+
+# --- named queries -------------------------------------------------------------------------
+
+_PARAM_RE = re.compile(r"^--\s*param\s+([a-z_][a-z0-9_]*)\s*=\s*'([^']*)'", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class NamedQuery:
+    """One ``queries/NAME.sql``: its text, header comment, declared parameters and checksum."""
+
+    name: str
+    text: str
+    params: dict[str, str]
+
+    @property
+    def header(self) -> str:
+        """The leading comment block (grain, inputs, parameters, columns), without ``-- ``."""
+        lines = []
+        for line in self.text.splitlines():
+            if not line.startswith("--"):
+                break
+            lines.append(line[2:].removeprefix(" "))
+        return "\n".join(lines)
+
+    @property
+    def sha256(self) -> str:
+        """SHA-256 of the file's bytes (UTF-8), for the report's provenance."""
+        return hashlib.sha256(self.text.encode("utf-8")).hexdigest()
+
+
+def load_query(name: str) -> NamedQuery:
+    """Load ``queries/NAME.sql`` by name; raises ValueError naming the known queries."""
+    path = QUERY_DIR / f"{name}.sql"
+    if not re.fullmatch(r"[a-z_][a-z0-9_]*", name) or not path.is_file():
+        known = ", ".join(sorted(p.stem for p in QUERY_DIR.glob("*.sql")))
+        raise ValueError(f"unknown query {name!r}; known queries: {known}")
+    text = path.read_text(encoding="utf-8")
+    return NamedQuery(name=name, text=text, params=dict(_PARAM_RE.findall(text)))
+
+
+def run_query(con, name: str, **params):
+    """Run the named query on a DuckDB connection to the catalog; return a pyarrow Table.
+
+    Parameters not given take the defaults declared in the file; every value is
+    bound (``$name``), never formatted into the SQL.
+    """
+    q = load_query(name)
+    unknown = set(params) - set(q.params)
+    if unknown:
+        raise ValueError(
+            f"query {name!r} has no parameter {sorted(unknown)[0]!r}; its parameters: {', '.join(q.params) or 'none'}"
+        )
+    bound = {**q.params, **params}
+    return con.sql(q.text, params=bound or None).to_arrow_table()
+
+
+def connect_readonly(data: str | os.PathLike):
+    """A read-only DuckDB connection to the (current) catalog of ``data``."""
+    import duckdb
+
+    path = ensure_catalog(data)
+    return duckdb.connect(str(path), read_only=True)

@@ -1,0 +1,22 @@
+-- coverage: which deals the results hold, for the report's provenance.
+--
+-- grain:      one row per (seed, variant, policy, run_id)
+-- inputs:     results (view)
+-- parameters: none
+-- columns:
+--   seed, variant, policy, run_id
+--   deals                  rows (deals) of this run for this variant and policy
+--   first_deal, last_deal  smallest and largest deal index
+--   contiguous             deals = last_deal - first_deal + 1 (the indices have no gap)
+SELECT
+    seed,
+    variant,
+    policy,
+    run_id,
+    count(*) AS deals,
+    min(deal) AS first_deal,
+    max(deal) AS last_deal,
+    count(*) = max(deal) - min(deal) + 1 AS contiguous
+FROM results
+GROUP BY seed, variant, policy, run_id
+ORDER BY seed, variant, policy, run_id;

@@ -1,0 +1,108 @@
+-- value_of_information: what knowing the stock order is worth, per variant.
+--
+-- The clairvoyant solver ($reference) against the best honest player of the variant
+-- (highest win rate; ties go to the higher mean score, then the name), compared on the
+-- deals both played (paired). Choosing the best of several honest players by its measured
+-- rate favours a lucky one slightly (winner's curse); the intervals do not account for it.
+--
+-- grain:      one row per variant that has both the reference and at least one honest player
+-- inputs:     results (view); macros wilson_low, wilson_high, player_kind
+-- parameters:
+-- param reference = 'solver'
+--             the clairvoyant reference player
+-- columns:
+--   variant
+--   reference, reference_deals, reference_wins, reference_gave_up, reference_rate,
+--   reference_low, reference_high      the reference over all its deals (as in win_odds)
+--   honest_policy, honest_deals, honest_wins, honest_rate, honest_low, honest_high
+--                                      the best honest player over all its deals
+--   honest_players                     how many honest players the best was chosen from
+--   paired_deals                       deals both played
+--   paired_reference_wins, paired_honest_wins
+--   value                              (paired_reference_wins - paired_honest_wins) / paired_deals:
+--                                      win rate bought by seeing the stock
+--   value_low, value_high              normal 95% interval on the per-deal differences (high
+--                                      adds the deals the reference gave up on / paired_deals)
+--   ratio                              paired_reference_wins / paired_honest_wins (NULL without
+--                                      an honest win)
+--   honest_share                       paired_honest_wins / paired_reference_wins: the share of
+--                                      the clairvoyantly winnable deals an honest player wins
+WITH tallies AS (
+    SELECT
+        variant,
+        policy,
+        count(*) AS deals,
+        count(*) FILTER (WHERE won) AS wins,
+        count(*) FILTER (WHERE status = 'gave_up') AS gave_up,
+        sum(score::BIGINT) AS score_sum
+    FROM results
+    GROUP BY variant, policy
+),
+honest_ranked AS (
+    SELECT
+        *,
+        row_number() OVER (PARTITION BY variant
+                           ORDER BY wins::DOUBLE / deals DESC, score_sum::DOUBLE / deals DESC, policy) AS place,
+        count(*) OVER (PARTITION BY variant) AS honest_players
+    FROM tallies
+    WHERE player_kind(policy) = 'honest'
+),
+best AS (
+    SELECT * FROM honest_ranked WHERE place = 1
+),
+reference AS (
+    SELECT * FROM tallies WHERE policy = $reference
+),
+paired AS (
+    SELECT
+        b.variant,
+        count(*) AS paired_deals,
+        count(*) FILTER (WHERE r.won) AS paired_reference_wins,
+        count(*) FILTER (WHERE h.won) AS paired_honest_wins,
+        count(*) FILTER (WHERE r.won AND NOT h.won) AS reference_only,
+        count(*) FILTER (WHERE h.won AND NOT r.won) AS honest_only,
+        count(*) FILTER (WHERE r.status = 'gave_up' AND NOT h.won) AS undecided
+    FROM best b
+    JOIN results h ON h.variant = b.variant AND h.policy = b.policy
+    JOIN results r ON r.variant = h.variant AND r.seed = h.seed AND r.deal = h.deal AND r.policy = $reference
+    GROUP BY b.variant
+),
+moments AS (
+    SELECT
+        *,
+        (reference_only - honest_only)::DOUBLE / paired_deals AS value,
+        CASE WHEN paired_deals > 1 THEN
+            greatest(0.0, ((reference_only + honest_only)::DOUBLE
+                           - (reference_only - honest_only)::DOUBLE * (reference_only - honest_only) / paired_deals)
+                          / (paired_deals - 1))
+        END AS var
+    FROM paired
+)
+SELECT
+    b.variant,
+    r.policy AS reference,
+    r.deals AS reference_deals,
+    r.wins AS reference_wins,
+    r.gave_up AS reference_gave_up,
+    r.wins::DOUBLE / r.deals AS reference_rate,
+    wilson_low(r.wins, r.deals) AS reference_low,
+    wilson_high(r.wins + r.gave_up, r.deals) AS reference_high,
+    b.policy AS honest_policy,
+    b.deals AS honest_deals,
+    b.wins AS honest_wins,
+    b.wins::DOUBLE / b.deals AS honest_rate,
+    wilson_low(b.wins, b.deals) AS honest_low,
+    wilson_high(b.wins, b.deals) AS honest_high,
+    b.honest_players,
+    m.paired_deals,
+    m.paired_reference_wins,
+    m.paired_honest_wins,
+    m.value,
+    m.value - 1.96 * sqrt(m.var / m.paired_deals) AS value_low,
+    m.value + 1.96 * sqrt(m.var / m.paired_deals) + m.undecided::DOUBLE / m.paired_deals AS value_high,
+    CASE WHEN m.paired_honest_wins > 0 THEN m.paired_reference_wins::DOUBLE / m.paired_honest_wins END AS ratio,
+    CASE WHEN m.paired_reference_wins > 0 THEN m.paired_honest_wins::DOUBLE / m.paired_reference_wins END AS honest_share
+FROM best b
+JOIN reference r ON r.variant = b.variant
+JOIN moments m ON m.variant = b.variant
+ORDER BY b.variant;

@@ -97,6 +97,26 @@ def _sql_string(text: str) -> str:
     return "'" + str(text).replace("'", "''") + "'"
 
 
+def local_data_folder(data: str | os.PathLike) -> Path:
+    """The absolute path of a local data folder; UserError for a URI or a missing folder.
+
+    The catalog and the report read the Parquet files with DuckDB on the local disk;
+    for a data location on an object store, sync it to a local folder first.
+    """
+    from pipeline.errors import UserError
+
+    text = str(data)
+    if text.startswith("file://"):
+        text = text[len("file://"):]
+    elif "://" in text:
+        raise UserError(f"data location {text!r} is not a local folder; the catalog and the report need one "
+                        f"(copy the data folder locally, then pass --data PATH)")
+    path = Path(text).expanduser().resolve()
+    if not path.is_dir():
+        raise UserError(f"data folder {str(path)!r} does not exist; run 'acesup run' first or pass --data PATH")
+    return path
+
+
 def catalog_path(data: str | os.PathLike) -> Path:
     """Where the catalog of a data folder lives: ``DATA/acesup.duckdb``."""
     return Path(data).resolve() / CATALOG_NAME
@@ -184,11 +204,7 @@ def build_catalog(data: str | os.PathLike) -> Path:
 
     from pipeline.schema import SCHEMA_VERSION
 
-    data = Path(data).resolve()
-    if not data.is_dir():
-        from pipeline.errors import UserError
-
-        raise UserError(f"data folder {str(data)!r} does not exist; run 'acesup run' first or pass --data PATH")
+    data = local_data_folder(data)
     final = data / CATALOG_NAME
     tmp = data / (CATALOG_NAME + f".building-{os.getpid()}")
     for p in (tmp, Path(str(tmp) + ".wal")):

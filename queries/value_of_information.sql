@@ -34,7 +34,7 @@ WITH tallies AS (
         count(*) AS deals,
         count(*) FILTER (WHERE won) AS wins,
         count(*) FILTER (WHERE status = 'gave_up') AS gave_up,
-        sum(score::BIGINT) AS score_sum
+        sum(score::BIGINT)::BIGINT AS score_sum
     FROM results
     GROUP BY variant, policy
 ),

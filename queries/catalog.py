@@ -9,8 +9,12 @@ read-only from any working directory. It holds:
     read with hive partitioning *off*: the ``variant`` and ``policy`` columns in
     the files are the truth, the folder names are only for people.
 ``runs`` (view)
-    one row per run manifest ``DATA/runs/<run_id>/manifest.json`` (the fields the
-    pipeline writes, read with DuckDB's ``read_json_auto``), plus ``manifest_path``.
+    one row per run manifest ``DATA/runs/<run_id>/manifest.json`` (pipeline.manifest):
+    run_id, seed, start, engine_version, schema_version, state, created, updated,
+    error, spec/requested/covered (JSON), batches (count), manifest_path.
+``run_batches`` (view)
+    one row per batch of every manifest: run_id, variant, policy, first, last,
+    state, path, rows, sha256, bytes, seconds, engine_seconds, node, error, finished.
 ``deals`` (table, materialized)
     ``seed``, ``deal``, ``deck``: the deck text (52 card codes in deal order, the
     deck format of RULES.md) of every (seed, deal) present in ``results``. DuckDB
@@ -53,10 +57,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 CATALOG_NAME = "acesup.duckdb"
+CATALOG_VERSION = 2  # bump when the views, tables or macros change: older catalogs are rebuilt
 QUERY_DIR = Path(__file__).resolve().parent
 WILSON_Z = 1.96
 
 REPORT_QUERIES = (
+    "headline",
     "win_odds",
     "score_distribution",
     "policy_gap",
@@ -87,6 +93,26 @@ CREATE MACRO variant_preset(v) AS split_part(v, '+', 1);
 CREATE MACRO variant_discards(v) AS
     CASE WHEN list_contains(string_split(v, '+'), 'optional') THEN 'optional' ELSE 'forced' END;
 """
+
+# The manifest fields of pipeline.manifest, with fixed types (a seed can exceed BIGINT;
+# nested parts stay JSON so manifests with different pairs read as one view).
+_MANIFEST_TYPES = {
+    "format": "INTEGER", "run_id": "VARCHAR", "seed": "UBIGINT", "start": "BIGINT",
+    "engine_version": "VARCHAR", "schema_version": "INTEGER", "state": "VARCHAR",
+    "created": "TIMESTAMPTZ", "updated": "TIMESTAMPTZ", "error": "VARCHAR",
+    "spec": "JSON", "requested": "JSON", "covered": "JSON", "batches": "JSON",
+}
+_MANIFEST_COLUMNS = "{" + ", ".join(f"{k}: '{v}'" for k, v in _MANIFEST_TYPES.items()) + "}"
+_BATCH_TYPES = {
+    "variant": "VARCHAR", "policy": "VARCHAR", "first": "BIGINT", "last": "BIGINT", "state": "VARCHAR",
+    "path": "VARCHAR", "rows": "BIGINT", "sha256": "VARCHAR", "bytes": "BIGINT", "seconds": "DOUBLE",
+    "engine_seconds": "DOUBLE", "node": "VARCHAR", "error": "VARCHAR", "finished": "VARCHAR",
+}
+_BATCH_JSON = "[{" + ", ".join(f'"{k}": "{v}"' for k, v in _BATCH_TYPES.items()) + "}]"
+_RUNS_VIEW_TYPES = {**{k: v for k, v in _MANIFEST_TYPES.items() if k not in ("format", "batches")},
+                    "batches": "UBIGINT", "manifest_path": "VARCHAR"}
+_EMPTY_RUNS = ", ".join(f"NULL::{v} AS {k}" for k, v in _RUNS_VIEW_TYPES.items())
+_EMPTY_BATCHES = ", ".join(f"NULL::{v} AS {k}" for k, v in {"run_id": "VARCHAR", **_BATCH_TYPES}.items())
 
 # Created after the ``deals`` table it reads.
 _DEAL_MACRO = "CREATE MACRO deal_deck(s, i) AS (SELECT d.deck FROM deals d WHERE d.seed = s AND d.deal = i);"
@@ -222,14 +248,23 @@ def build_catalog(data: str | os.PathLike) -> Path:
         else:
             con.execute(f"CREATE VIEW results AS {_empty_results_sql()}")
         if manifest_files(data):
-            glob = str(data / "runs" / "*" / "manifest.json")
+            glob = _sql_string(str(data / "runs" / "*" / "manifest.json"))
             con.execute(
-                f"CREATE VIEW runs AS SELECT * EXCLUDE (filename), filename AS manifest_path "
-                f"FROM read_json_auto({_sql_string(glob)}, union_by_name = true, filename = true, "
-                "maximum_object_size = 67108864)"
+                "CREATE VIEW runs AS SELECT run_id, seed, start, engine_version, schema_version, state, "
+                "created, updated, error, spec, requested, covered, json_array_length(batches) AS batches, "
+                "filename AS manifest_path "
+                f"FROM read_json({glob}, format = 'auto', filename = true, maximum_object_size = 268435456, "
+                f"columns = {_MANIFEST_COLUMNS})"
+            )
+            con.execute(
+                "CREATE VIEW run_batches AS SELECT run_id, unnest(from_json(batches, "
+                f"{_sql_string(_BATCH_JSON)}), max_depth := 2) "
+                f"FROM read_json({glob}, format = 'auto', maximum_object_size = 268435456, "
+                "columns = {run_id: 'VARCHAR', batches: 'JSON'})"
             )
         else:
-            con.execute("CREATE VIEW runs AS SELECT NULL::VARCHAR AS run_id, NULL::VARCHAR AS manifest_path WHERE false")
+            con.execute(f"CREATE VIEW runs AS SELECT {_EMPTY_RUNS} WHERE false")
+            con.execute(f"CREATE VIEW run_batches AS SELECT {_EMPTY_BATCHES} WHERE false")
         n_deals = _materialize_deals(con)
         con.execute(_DEAL_MACRO)
         n_rows = con.execute("SELECT count(*) FROM results").fetchone()[0]
@@ -238,6 +273,7 @@ def build_catalog(data: str | os.PathLike) -> Path:
             "INSERT INTO catalog_info VALUES (?, ?)",
             [
                 ["data", str(data)],
+                ["catalog_version", str(CATALOG_VERSION)],
                 ["schema_version", str(SCHEMA_VERSION)],
                 ["result_rows", str(n_rows)],
                 ["result_files", str(len(result_files(data)))],
@@ -256,7 +292,8 @@ def build_catalog(data: str | os.PathLike) -> Path:
 
 
 def catalog_is_current(data: str | os.PathLike) -> bool:
-    """True if the catalog exists, points at this data folder, and is newer than every data file.
+    """True if the catalog exists, is of this code's version, points at this data folder, and is
+    newer than every data file.
 
     New result files or manifests (a run since the last build) or a moved data
     folder make it stale: its ``deals`` table and ``runs`` view would miss them.
@@ -273,10 +310,10 @@ def catalog_is_current(data: str | os.PathLike) -> bool:
             return False
     try:
         with duckdb.connect(str(path), read_only=True) as con:
-            row = con.execute("SELECT value FROM catalog_info WHERE key = 'data'").fetchone()
+            info = dict(con.execute("SELECT key, value FROM catalog_info").fetchall())
     except duckdb.Error:
         return False
-    return row is not None and row[0] == str(data)
+    return info.get("data") == str(data) and info.get("catalog_version") == str(CATALOG_VERSION)
 
 
 def ensure_catalog(data: str | os.PathLike) -> Path:

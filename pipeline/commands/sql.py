@@ -50,7 +50,7 @@ def check_read_only(con, text: str) -> list:
     try:
         statements = con.extract_statements(text)
     except duckdb.Error as exc:
-        raise UserError(f"the query does not parse: {exc}") from None
+        raise UserError(f"the query does not parse: {_one_line(str(exc))}") from None
     if not statements:
         raise UserError("the query is empty; give a SELECT statement, e.g. \"SELECT count(*) FROM results\"")
     for number, st in enumerate(statements, start=1):

@@ -27,7 +27,10 @@ def _f(x: float) -> str:
     return f"{x:.1f}"
 
 
-def _text(x, y, s, *, anchor="start", size=11, color=TEXT, weight="normal") -> str:
+def _text(x, y, s, *, anchor="start", size=11, color=TEXT, weight="normal", limit=48) -> str:
+    s = str(s)
+    if len(s) > limit:  # keep long player names inside the label column
+        s = s[: limit - 1] + "…"
     return (f'<text x="{_f(x)}" y="{_f(y)}" font-size="{size}" text-anchor="{anchor}" fill="{color}" '
             f'font-weight="{weight}" {FONT}>{escape(str(s))}</text>')
 
@@ -57,7 +60,7 @@ def interval_chart(rows: list[dict], *, title: str, width: int = 720) -> str:
 
     rows: dicts with ``label``, ``rate``, ``low``, ``high``, ``kind`` and optional ``note``.
     """
-    label_w, right_pad, row_h, top = 250, 90, 22, 28
+    label_w, right_pad, row_h, top = 300, 110, 22, 28
     plot_w = width - label_w - right_pad
     xmax = _nice_max(max([r["high"] or 0 for r in rows] + [r["rate"] or 0 for r in rows] + [0.01]))
     height = top + row_h * len(rows) + 26
@@ -96,7 +99,7 @@ def claims_chart(readings: list[dict], claims: list[dict], *, title: str, width:
     readings: dicts with ``label``, ``rate``, ``low``, ``high``, ``kind``;
     claims: dicts with ``label`` and ``rate``. Rates below ``floor`` are drawn at the floor.
     """
-    label_w, right_pad, row_h = 250, 30, 20
+    label_w, right_pad, row_h = 300, 30, 20
     top = 22 + 14 * len(claims)
     plot_w = width - label_w - right_pad
     lo_exp, hi_exp = math.log10(floor), 0.0

@@ -85,48 +85,66 @@ class BatchResult:
 
 
 # ----------------------------------------------------------------------------------------------
-# Compiled position primitives. A position is (work[s], height[s]) for a scratch slot s.
+# Compiled position primitives. A position is (work[s], height[s]) for a scratch slot s; only
+# work[s, i, :height[s, i]] is meaningful (pops just lower the height, so a probe can undo them).
+# Tables, built once per call: beats[o, c] = 1 when card o is of c's suit and stronger (row and
+# column EMPTY = 52 are 0, so an empty pile neither beats nor is beaten); is_ace[c] = 1 for the
+# variant's top rank.
+
+EMPTY = N_CARDS
 
 
 @nb.njit(cache=True, inline="always")
-def _top_discardable(work, height, s, i, strength, suit):
-    """True when the top card of pile i has a same-suit, stronger top card on another pile."""
-    if height[s, i] == 0:
-        return False
-    c = work[s, i, height[s, i] - 1]
-    sc = suit[c]
-    st = strength[c]
-    for j in range(N_PILES):
-        if j != i and height[s, j] > 0:
-            o = work[s, j, height[s, j] - 1]
-            if suit[o] == sc and strength[o] > st:
-                return True
-    return False
+def _top(work, height, s, i):
+    h = height[s, i]
+    return work[s, i, h - 1] if h > 0 else EMPTY
+
+
+@nb.njit(cache=True, inline="always")
+def _resolve(work, height, s, beats):
+    """Forced discards: every top card beaten by another top card goes, until none is; the count.
+
+    All beaten tops go at once: the strongest top of each suit stays, so this
+    reaches the same position as one discard at a time (RULES.md rule 3).
+    """
+    n = 0
+    while True:
+        t0 = _top(work, height, s, 0)
+        t1 = _top(work, height, s, 1)
+        t2 = _top(work, height, s, 2)
+        t3 = _top(work, height, s, 3)
+        d0 = beats[t1, t0] | beats[t2, t0] | beats[t3, t0]
+        d1 = beats[t0, t1] | beats[t2, t1] | beats[t3, t1]
+        d2 = beats[t0, t2] | beats[t1, t2] | beats[t3, t2]
+        d3 = beats[t0, t3] | beats[t1, t3] | beats[t2, t3]
+        p = np.int64(d0) + np.int64(d1) + np.int64(d2) + np.int64(d3)
+        if p == 0:
+            return n
+        height[s, 0] -= d0
+        height[s, 1] -= d1
+        height[s, 2] -= d2
+        height[s, 3] -= d3
+        n += p
 
 
 @nb.njit(cache=True)
-def _resolve(work, height, s, strength, suit, line, n_line, record):
-    """Discard until no top card can go, lowest pile first; returns (discards, new line length).
-
-    With ``record`` each discard is written to ``line`` as an ``x`` action
-    (the policies' way of taking optional discards); forced discards are not
-    recorded.
-    """
-    n = 0
-    found = True
-    while found:
-        found = False
+def _take_discards(work, height, s, beats, line, n_line):
+    """Under discards=optional: take every discard, lowest pile first, one at a time, into the line."""
+    while True:
+        found = -1
         for i in range(N_PILES):
-            if _top_discardable(work, height, s, i, strength, suit):
-                height[s, i] -= 1
-                work[s, i, height[s, i]] = -1
-                n += 1
-                if record:
-                    line[n_line] = CODE_DISCARD + i
-                    n_line += 1
-                found = True
+            c = _top(work, height, s, i)
+            for j in range(N_PILES):
+                if j != i and beats[_top(work, height, s, j), c]:
+                    found = i
+                    break
+            if found >= 0:
                 break
-    return n, n_line
+        if found < 0:
+            return n_line
+        height[s, found] -= 1
+        line[n_line] = CODE_DISCARD + found
+        n_line += 1
 
 
 @nb.njit(cache=True, inline="always")
@@ -135,14 +153,12 @@ def _copy(work, height, src, dst):
         h = height[src, i]
         for k in range(h):
             work[dst, i, k] = work[src, i, k]
-        for k in range(h, height[dst, i]):
-            work[dst, i, k] = -1
         height[dst, i] = h
 
 
 @nb.njit(cache=True)
-def _gen_moves(work, height, s, fill, sensible, leftmost, strength, out, m):
-    """Write the legal moves of position s to out[m, :] in contract order; returns their count."""
+def _gen_moves(work, height, s, fill, sensible, leftmost, is_ace, out, row):
+    """Write the legal moves of position s to out[row, :] in contract order; returns their count."""
     first_empty = -1
     for i in range(N_PILES):
         if height[s, i] == 0:
@@ -159,15 +175,14 @@ def _gen_moves(work, height, s, fill, sensible, leftmost, strength, out, m):
             continue
         max_depth = h if fill == FILL_ANY else 1
         for depth in range(max_depth):
-            card = work[s, src, h - 1 - depth]
-            if fill == FILL_ACE and strength[card] != TOP_STRENGTH:
+            if fill == FILL_ACE and not is_ace[work[s, src, h - 1 - depth]]:
                 continue
             for dst in range(N_PILES):
                 if dst == src or height[s, dst] != 0:
                     continue
                 if leftmost and dst != first_empty:
                     continue
-                out[m, n] = (src * N_CARDS + depth) * N_PILES + dst
+                out[row, n] = (src * N_CARDS + depth) * N_PILES + dst
                 n += 1
     return n
 
@@ -184,7 +199,6 @@ def _apply_move(work, height, s, code):
     card = work[s, src, at]
     for k in range(at, h - 1):
         work[s, src, k] = work[s, src, k + 1]
-    work[s, src, h - 1] = -1
     height[s, src] = h - 1
     work[s, dst, 0] = card
     height[s, dst] = 1
@@ -203,16 +217,36 @@ def _is_lone(height, s, code):
 
 
 @nb.njit(cache=True)
-def _discards_after(work, height, s, code, strength, suit, line):
-    """Discards set off by move ``code`` in position s (computed in the probe slot)."""
-    _copy(work, height, s, SLOT_PROBE)
-    _apply_move(work, height, SLOT_PROBE, code)
-    n, _ = _resolve(work, height, SLOT_PROBE, strength, suit, line, 0, False)
+def _discards_after(work, height, s, code, beats):
+    """Discards set off by move ``code`` in position s; the position is left as it was.
+
+    Done in place: pops only lower heights, so restoring the heights (and, for a
+    move from below the top, shifting the pile back) undoes the move.
+    """
+    h0 = height[s, 0]
+    h1 = height[s, 1]
+    h2 = height[s, 2]
+    h3 = height[s, 3]
+    depth = (code // N_PILES) % N_CARDS
+    src = code // (N_PILES * N_CARDS)
+    hs = height[s, src]
+    at = hs - 1 - depth
+    card = work[s, src, at]
+    _apply_move(work, height, s, code)
+    n = _resolve(work, height, s, beats)
+    if depth > 0:
+        for k in range(hs - 1, at, -1):
+            work[s, src, k] = work[s, src, k - 1]
+        work[s, src, at] = card
+    height[s, 0] = h0
+    height[s, 1] = h1
+    height[s, 2] = h2
+    height[s, 3] = h3
     return n
 
 
 @nb.njit(cache=True)
-def _position_value(work, height, s, pos, strength):
+def _position_value(work, height, s, pos, is_ace):
     """policies.position_value: discards*100 + empty piles*10 + Aces on top."""
     on_piles = 0
     empties = 0
@@ -222,39 +256,29 @@ def _position_value(work, height, s, pos, strength):
         on_piles += h
         if h == 0:
             empties += 1
-        elif strength[work[s, i, h - 1]] == TOP_STRENGTH:
+        elif is_ace[work[s, i, h - 1]]:
             aces += 1
     return (pos - on_piles) * 100 + empties * 10 + aces
 
 
 # ----------------------------------------------------------------------------------------------
-# Policies. A choice is -1 (pass: deal if the stock is not empty, else stop) or a move code;
-# -2 means "stop" when dealing is not allowed (give up, see policies.py).
+# Policies. A choice is PASS (deal if the stock is not empty, else stop), GIVE_UP (stop although
+# dealing is not allowed, see policies.py) or a move code. Each takes the legal moves of its
+# position already generated in moves[row, :n].
 
 PASS = -1
 GIVE_UP = -2
 
 
 @nb.njit(cache=True)
-def _pass_ok(work, height, s, pos, fill, sensible, leftmost, must_fill, strength, moves, m):
-    """True when the player may deal (stock left, not blocked by must_fill) or stop (stock empty)."""
-    if pos >= N_CARDS:
-        return True
-    if not must_fill:
-        return True
-    return _gen_moves(work, height, s, fill, sensible, leftmost, strength, moves, m) == 0
-
-
-@nb.njit(cache=True)
-def _greedy_choice(work, height, s, pos, fill, sensible, leftmost, must_fill, strength, suit, moves, m, line):
-    n = _gen_moves(work, height, s, fill, sensible, leftmost, strength, moves, m)
+def _greedy_choice(work, height, s, pos, must_fill, beats, moves, row, n):
     best = GIVE_UP
     best_d = -1
     for k in range(n):
-        code = moves[m, k]
+        code = moves[row, k]
         if _is_lone(height, s, code):
             continue
-        d = _discards_after(work, height, s, code, strength, suit, line)
+        d = _discards_after(work, height, s, code, beats)
         if d > best_d:
             best = code
             best_d = d
@@ -265,43 +289,49 @@ def _greedy_choice(work, height, s, pos, fill, sensible, leftmost, must_fill, st
 
 
 @nb.njit(cache=True)
-def _rollout_value(work, height, s, pos, fill, sensible, leftmost, must_fill, strength, suit, moves, line):
+def _rollout_value(work, height, s, pos, fill, sensible, leftmost, must_fill, is_ace, beats, moves):
     """Play greedy from position s (in the rollout slot) until it would deal or stop; the value."""
-    _copy(work, height, s, SLOT_ROLLOUT)
+    r = SLOT_ROLLOUT
+    _copy(work, height, s, r)
     while True:
-        a = _greedy_choice(work, height, SLOT_ROLLOUT, pos, fill, sensible, leftmost, must_fill, strength, suit,
-                           moves, SLOT_ROLLOUT, line)
+        n = _gen_moves(work, height, r, fill, sensible, leftmost, is_ace, moves, r)
+        a = _greedy_choice(work, height, r, pos, must_fill, beats, moves, r, n)
         if a < 0:
-            return _position_value(work, height, SLOT_ROLLOUT, pos, strength)
-        _apply_move(work, height, SLOT_ROLLOUT, a)
-        _resolve(work, height, SLOT_ROLLOUT, strength, suit, line, 0, False)
+            return _position_value(work, height, r, pos, is_ace)
+        _apply_move(work, height, r, a)
+        _resolve(work, height, r, beats)
 
 
 @nb.njit(cache=True)
-def _subtree_value(work, height, root, levels, pos, fill, sensible, leftmost, must_fill, strength, suit,
-                   moves, line, count, nxt, best):
+def _level_setup(work, height, s, pos, fill, sensible, leftmost, must_fill, is_ace, moves):
+    """Generate the moves of level slot s; returns (count, starting best value)."""
+    n = _gen_moves(work, height, s, fill, sensible, leftmost, is_ace, moves, s)
+    pass_ok = pos >= N_CARDS or not must_fill or n == 0
+    has_cand = False
+    for k in range(n):
+        if not _is_lone(height, s, moves[s, k]):
+            has_cand = True
+            break
+    if pass_ok or not has_cand:
+        return n, _position_value(work, height, s, pos, is_ace)
+    return n, np.int64(-1)
+
+
+@nb.njit(cache=True)
+def _subtree_value(work, height, root, levels, pos, fill, sensible, leftmost, must_fill, is_ace, beats,
+                   moves, count, nxt, best):
     """policies._subtree_value without recursion: an explicit stack over scratch slots.
 
     Level l of the stack lives in slot SLOT_LEVELS + l; the position to value is
     copied from slot ``root`` to level 0.
     """
     if levels == 0:
-        return _rollout_value(work, height, root, pos, fill, sensible, leftmost, must_fill, strength, suit,
-                              moves, line)
+        return _rollout_value(work, height, root, pos, fill, sensible, leftmost, must_fill, is_ace, beats, moves)
     base = SLOT_LEVELS
     _copy(work, height, root, base)
     lvl = 0
-    # set up level 0
-    s = base
-    n = _gen_moves(work, height, s, fill, sensible, leftmost, strength, moves, s)
-    count[0] = n
+    count[0], best[0] = _level_setup(work, height, base, pos, fill, sensible, leftmost, must_fill, is_ace, moves)
     nxt[0] = 0
-    pass_ok = pos >= N_CARDS or not must_fill or n == 0
-    has_cand = False
-    for k in range(n):
-        if not _is_lone(height, s, moves[s, k]):
-            has_cand = True
-    best[0] = _position_value(work, height, s, pos, strength) if (pass_ok or not has_cand) else -1
     while True:
         s = base + lvl
         advanced = False
@@ -313,23 +343,17 @@ def _subtree_value(work, height, root, levels, pos, fill, sensible, leftmost, mu
             child = s + 1
             _copy(work, height, s, child)
             _apply_move(work, height, child, code)
-            _resolve(work, height, child, strength, suit, line, 0, False)
+            _resolve(work, height, child, beats)
             if lvl + 1 == levels:
-                v = _rollout_value(work, height, child, pos, fill, sensible, leftmost, must_fill, strength, suit,
-                                   moves, line)
+                v = _rollout_value(work, height, child, pos, fill, sensible, leftmost, must_fill, is_ace, beats,
+                                   moves)
                 if v > best[lvl]:
                     best[lvl] = v
             else:
                 lvl += 1
-                n = _gen_moves(work, height, child, fill, sensible, leftmost, strength, moves, child)
-                count[lvl] = n
+                count[lvl], best[lvl] = _level_setup(work, height, child, pos, fill, sensible, leftmost, must_fill,
+                                                     is_ace, moves)
                 nxt[lvl] = 0
-                pass_ok = pos >= N_CARDS or not must_fill or n == 0
-                has_cand = False
-                for k in range(n):
-                    if not _is_lone(height, child, moves[child, k]):
-                        has_cand = True
-                best[lvl] = _position_value(work, height, child, pos, strength) if (pass_ok or not has_cand) else -1
                 advanced = True
                 break
         if advanced:
@@ -343,14 +367,12 @@ def _subtree_value(work, height, root, levels, pos, fill, sensible, leftmost, mu
 
 
 @nb.njit(cache=True)
-def _choose(kind, param, work, height, pos, fill, sensible, leftmost, must_fill, strength, suit, moves, line,
+def _choose(kind, param, work, height, pos, fill, sensible, leftmost, must_fill, is_ace, beats, moves, n,
             count, nxt, best):
-    """The choice of a deterministic policy in the game slot: PASS, GIVE_UP or a move code."""
+    """The choice of a deterministic policy in the game slot, whose n legal moves are in moves[0]."""
     s = SLOT_GAME
     if kind == K_GREEDY:
-        return _greedy_choice(work, height, s, pos, fill, sensible, leftmost, must_fill, strength, suit, moves, s,
-                              line)
-    n = _gen_moves(work, height, s, fill, sensible, leftmost, strength, moves, s)
+        return _greedy_choice(work, height, s, pos, must_fill, beats, moves, s, n)
     pass_ok = pos >= N_CARDS or not must_fill or n == 0
     if kind == K_NOMOVE:
         if pass_ok:
@@ -367,11 +389,11 @@ def _choose(kind, param, work, height, pos, fill, sensible, leftmost, must_fill,
             code = moves[s, k]
             if _is_lone(height, s, code):
                 continue
-            is_ace = strength[_moved_card(work, height, s, code)] == TOP_STRENGTH
-            if kind == K_ACES and not is_ace:
+            ace = is_ace[_moved_card(work, height, s, code)]
+            if kind == K_ACES and not ace:
                 continue
-            d = _discards_after(work, height, s, code, strength, suit, line)
-            if is_ace:
+            d = _discards_after(work, height, s, code, beats)
+            if ace:
                 if d > ace_d:
                     best_ace = code
                     ace_d = d
@@ -385,24 +407,23 @@ def _choose(kind, param, work, height, pos, fill, sensible, leftmost, must_fill,
                 best_other = 0
             if ace_d >= best_other - param:
                 return best_ace
-        return _greedy_choice(work, height, s, pos, fill, sensible, leftmost, must_fill, strength, suit, moves, s,
-                              line)
+        return _greedy_choice(work, height, s, pos, must_fill, beats, moves, s, n)
     # K_LOOKAHEAD: value every choice now, pass first, ties to the earlier choice
     choice = GIVE_UP
     best_value = -1
     if pass_ok:
         choice = PASS
-        best_value = _position_value(work, height, s, pos, strength)
+        best_value = _position_value(work, height, s, pos, is_ace)
     for k in range(n):
         code = moves[s, k]
         if _is_lone(height, s, code):
             continue
-        child = N_SLOTS - 1  # a slot of its own: the probe and rollout slots are used inside
+        child = N_SLOTS - 1  # a slot of its own: the rollout and level slots are used inside
         _copy(work, height, s, child)
         _apply_move(work, height, child, code)
-        _resolve(work, height, child, strength, suit, line, 0, False)
-        v = _subtree_value(work, height, N_SLOTS - 1, param - 1, pos, fill, sensible, leftmost, must_fill,
-                           strength, suit, moves, line, count, nxt, best)
+        _resolve(work, height, child, beats)
+        v = _subtree_value(work, height, child, param - 1, pos, fill, sensible, leftmost, must_fill, is_ace, beats,
+                           moves, count, nxt, best)
         if v > best_value:
             choice = code
             best_value = v
@@ -432,11 +453,20 @@ def _uniform_choice(n, seed_lo, seed_hi, idx_lo, idx_hi, decision):
         block = np.uint32(block + np.uint32(1))
 
 
+@nb.njit(cache=True, inline="always")
+def idx_lo_hi(index, part):
+    """Word ``part`` (0 low, 1 high) of a deal index, as uint32."""
+    idx = np.uint64(index)
+    if part == 0:
+        return np.uint32(idx & np.uint64(0xFFFFFFFF))
+    return np.uint32(idx >> np.uint64(32))
+
+
 @nb.njit(cache=True)
 def _play_kernel(decks, indices, seed_lo, seed_hi, kind, param, fill, optional, sensible, leftmost, must_fill,
-                 strength, suit, want_lines, out_score, out_moves, out_decisions, out_len, lines):
+                 is_ace, beats, want_lines, out_score, out_moves, out_decisions, out_len, lines):
     """Play every deck; one game at a time in scratch slot 0 (see the module docstring)."""
-    work = np.full((N_SLOTS, N_PILES, N_CARDS), -1, dtype=np.int8)
+    work = np.full((N_SLOTS, N_PILES, N_CARDS), -1, dtype=np.int64)
     height = np.zeros((N_SLOTS, N_PILES), dtype=np.int64)
     moves = np.zeros((N_SLOTS, MOVE_CAP), dtype=np.int64)
     line = np.zeros(LINE_CAP, dtype=np.int16)
@@ -445,58 +475,56 @@ def _play_kernel(decks, indices, seed_lo, seed_hi, kind, param, fill, optional, 
     best = np.zeros(MAX_DEPTH + 1, dtype=np.int64)
     s = SLOT_GAME
     for g in range(decks.shape[0]):
-        deck = decks[g]
-        idx = np.uint64(indices[g])
-        idx_lo = np.uint32(idx & np.uint64(0xFFFFFFFF))
-        idx_hi = np.uint32(idx >> np.uint64(32))
         for i in range(N_PILES):
-            for k in range(height[s, i]):
-                work[s, i, k] = -1
-            work[s, i, 0] = deck[i]
+            work[s, i, 0] = decks[g, i]
             height[s, i] = 1
         pos = N_PILES
         n_line = 0
         n_moves = 0
         n_dec = 0
         if not optional:
-            _, n_line = _resolve(work, height, s, strength, suit, line, n_line, False)
+            _resolve(work, height, s, beats)
         while True:
             if optional:
-                _, n_line = _resolve(work, height, s, strength, suit, line, n_line, True)
+                n_line = _take_discards(work, height, s, beats, line, n_line)
             if n_line >= MAX_ACTIONS:
                 break
-            n = _gen_moves(work, height, s, fill, sensible, leftmost, strength, moves, s)
-            stock_left = pos < N_CARDS
-            deal_ok = stock_left and not (must_fill and n > 0)
-            n_choices = n + (1 if deal_ok else 0) + (0 if stock_left else 1)
-            if not stock_left and n == 0:
-                break
-            decision = n_dec
-            if n_choices > 1:
-                n_dec += 1
-            if kind == K_RANDOM:
-                k = 0
-                if n_choices > 1:
-                    k = _uniform_choice(n_choices, seed_lo, seed_hi, idx_lo, idx_hi, decision)
-                if deal_ok:
-                    if k == 0:
-                        a = PASS
-                    elif k - 1 < n:
-                        a = moves[s, k - 1]
-                    else:
-                        a = GIVE_UP
-                elif k < n:
-                    a = moves[s, k]
-                else:
-                    a = GIVE_UP  # stop (only offered when the stock is empty)
+            if height[s, 0] > 0 and height[s, 1] > 0 and height[s, 2] > 0 and height[s, 3] > 0:
+                # no empty pile, so no move: dealing (or, with the stock empty, stopping) is the only choice
+                if pos >= N_CARDS:
+                    break
+                a = PASS
             else:
-                a = _choose(kind, param, work, height, pos, fill, sensible, leftmost, must_fill, strength, suit,
-                            moves, line[LINE_CAP - 1:], count, nxt, best)
-            if a == GIVE_UP or (a == PASS and not stock_left):
-                break
+                n = _gen_moves(work, height, s, fill, sensible, leftmost, is_ace, moves, s)
+                stock_left = pos < N_CARDS
+                deal_ok = stock_left and not (must_fill and n > 0)
+                n_choices = n + (1 if deal_ok else 0) + (0 if stock_left else 1)
+                if not stock_left and n == 0:
+                    break
+                decision = n_dec
+                if n_choices > 1:
+                    n_dec += 1
+                if kind == K_RANDOM:
+                    k = 0
+                    if n_choices > 1:
+                        k = _uniform_choice(n_choices, seed_lo, seed_hi, idx_lo_hi(indices[g], 0),
+                                            idx_lo_hi(indices[g], 1), decision)
+                    if deal_ok:
+                        k -= 1  # choice 0 is the deal
+                    if k < 0:
+                        a = PASS
+                    elif k < n:
+                        a = moves[s, k]
+                    else:
+                        a = GIVE_UP  # stop (offered only when the stock is empty)
+                else:
+                    a = _choose(kind, param, work, height, pos, fill, sensible, leftmost, must_fill, is_ace, beats,
+                                moves, n, count, nxt, best)
+                if a == GIVE_UP or (a == PASS and not stock_left):
+                    break
             if a == PASS:
                 for i in range(N_PILES):
-                    work[s, i, height[s, i]] = deck[pos + i]
+                    work[s, i, height[s, i]] = decks[g, pos + i]
                     height[s, i] += 1
                 pos += N_PILES
                 line[n_line] = CODE_DEAL
@@ -506,7 +534,7 @@ def _play_kernel(decks, indices, seed_lo, seed_hi, kind, param, fill, optional, 
                 line[n_line] = 1 + a
             n_line += 1
             if not optional:
-                _, _ = _resolve(work, height, s, strength, suit, line, 0, False)
+                _resolve(work, height, s, beats)
         on_piles = 0
         for i in range(N_PILES):
             on_piles += height[s, i]
@@ -517,6 +545,17 @@ def _play_kernel(decks, indices, seed_lo, seed_hi, kind, param, fill, optional, 
         if want_lines:
             for k in range(n_line):
                 lines[g, k] = line[k]
+
+
+def _tables(rules: Rules) -> tuple[np.ndarray, np.ndarray]:
+    """is_ace uint8[53] and beats uint8[53, 53] of a rule set (index 52 = an empty pile)."""
+    strength = strength_table(rules).astype(np.int64)
+    suit = SUIT.astype(np.int64)
+    is_ace = np.zeros(N_CARDS + 1, dtype=np.uint8)
+    is_ace[:N_CARDS] = strength == TOP_STRENGTH
+    beats = np.zeros((N_CARDS + 1, N_CARDS + 1), dtype=np.uint8)
+    beats[:N_CARDS, :N_CARDS] = (suit[:, None] == suit[None, :]) & (strength[:, None] > strength[None, :])
+    return is_ace, beats
 
 
 LINE_CHUNK = 16384  # decks per kernel call when lines are wanted (bounds the int16 line buffer)
@@ -559,14 +598,13 @@ def play_batch(
         param = spec.param("sacrifice")
     elif spec.kind == "lookahead":
         param = spec.param("depth")
-    strength = strength_table(rules).astype(np.int64)
-    suit = SUIT.astype(np.int64)
+    is_ace, beats = _tables(rules)
     score = np.empty(n, dtype=np.int8)
     moves = np.empty(n, dtype=np.int16)
     decisions = np.empty(n, dtype=np.int16)
     length = np.empty(n, dtype=np.int64)
     args = (np.uint32(seed & 0xFFFFFFFF), np.uint32(seed >> 32), kind, param, rules.fill,
-            rules.optional_discards, rules.sensible, rules.leftmost, rules.must_fill, strength, suit)
+            rules.optional_discards, rules.sensible, rules.leftmost, rules.must_fill, is_ace, beats)
     if not want_lines:
         _play_kernel(decks, indices, *args, False, score, moves, decisions, length, np.zeros((1, 1), np.int16))
         return BatchResult(score, score == 48, moves, decisions, None)

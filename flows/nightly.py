@@ -1,0 +1,93 @@
+"""``nightly_odds``: each night, extend the standing run by the next block of deals.
+
+Steps (each a Prefect task calling one library function, see flows.tasks):
+plan tonight's spec (flows.plan: the standing run plus ``deals_per_night``) →
+run it on Ray (pipeline.execute_run) → verify the dataset (pipeline.verify_run)
+→ refresh the SQL catalog (queries.build_catalog) → rebuild the report
+(queries.build_report) → publish artifacts: the headline odds with intervals
+(table ``acesup-headline-odds``), what changed since the last night (markdown
+``acesup-nightly-changes``) and a link to the report (``acesup-report``).
+
+No deal is played twice: the data folder keys rows by (seed, deal, variant,
+policy) and the pipeline plans only what is missing. A failed night leaves
+valid data (whole files, a manifest that records what is done); the next night,
+or a retry, finishes it first (see flows.plan).
+
+Run it once now with ``acesup nightly --now``, on a schedule with ``acesup
+serve`` (flows.deployments), or from a Prefect server (prefect.yaml).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import Any
+
+from prefect import flow
+
+from flows.summary import changes_markdown
+from flows.tasks import (plan_night, previous_headline, publish_artifacts, rebuild_report, refresh_catalog,
+                         run_on_ray, verify_dataset)
+
+CHANGES_KEY = "acesup-nightly-changes"
+
+
+def _facts(spec, summary, verified) -> list[tuple[str, object]]:
+    last = spec.start + spec.deals - 1
+    return [
+        ("run", f"{spec.run_id}: seed {spec.seed}, deals {spec.start:,}..{last:,} "
+                f"({len(spec.variants)} variants x {len(spec.policies)} players)"),
+        ("data", summary.data),
+        ("games", f"{summary.rows_present:,} before, {summary.rows_written:,} played now, "
+                  f"{summary.rows_total:,} in the run"),
+        ("batches", f"{summary.batches_done} run now on {len(summary.nodes) or 0} Ray node(s), "
+                    f"{summary.batches_skipped} already present"),
+        ("time on Ray", f"{summary.seconds:,.1f} s"),
+        ("verification", f"passed: {verified.rows_found:,} rows in {verified.files_checked} files, "
+                         f"each key once"),
+    ]
+
+
+def run_steps(spec, ray_address: str | None, *, title: str, changes_key: str) -> dict[str, Any]:
+    """The steps after planning, shared by the nightly and backfill flows."""
+    before = previous_headline(spec.data)
+    summary = run_on_ray(spec, ray_address)
+    verified = verify_dataset(spec.data, spec.run_id)
+    catalog = refresh_catalog(spec.data)
+    report = rebuild_report(spec.data)
+    headline = list(report["headline"])
+    md = changes_markdown(title, before, headline, _facts(spec, summary, verified))
+    artifacts = publish_artifacts(changes_key, md, headline, report["index_html"],
+                                  f"Run {spec.run_id}, data {summary.data}.")
+    return {
+        "run_id": spec.run_id,
+        "data": summary.data,
+        "deals": spec.deals,
+        "rows": summary.rows_total,
+        "rows_written": summary.rows_written,
+        "catalog": catalog,
+        "report": {k: report[k] for k in ("index_html", "report_md", "report_json")},
+        "headline": headline,
+        "artifacts": artifacts,
+    }
+
+
+@flow(name="nightly-odds", log_prints=True,
+      description="Extend the standing acesup run by the next block of deals, verify, refresh "
+                  "the catalog and the report, publish the headline odds.")
+def nightly_odds(
+    spec_file: str | None = None,
+    deals_per_night: int | None = None,
+    ray_address: str | None = None,
+    data: str | None = None,
+) -> dict[str, Any]:
+    """One night: extend the standing run, then verify, catalog, report and publish.
+
+    spec_file:       TOML run spec (default: the embedded default of ``acesup run``)
+    deals_per_night: deals added each night (default: the spec's deal count)
+    ray_address:     Ray cluster to join (default: RAY_ADDRESS, else a local Ray)
+    data:            data folder or URI (default: the spec's, ``./acesup-data``)
+    """
+    spec = plan_night(spec_file, deals_per_night, data)
+    night = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    return run_steps(spec, ray_address, title=f"acesup nightly {night}: run {spec.run_id}",
+                     changes_key=CHANGES_KEY)

@@ -101,30 +101,50 @@ def _top(work, height, s, i):
 
 
 @nb.njit(cache=True, inline="always")
-def _resolve(work, height, s, beats):
-    """Forced discards: every top card beaten by another top card goes, until none is; the count.
+def _resolve_tops(work, height, s, beats, t0, t1, t2, t3):
+    """Forced discards in position s whose top cards are t0..t3 (EMPTY for an empty pile).
 
-    All beaten tops go at once: the strongest top of each suit stays, so this
-    reaches the same position as one discard at a time (RULES.md rule 3).
+    Every top card beaten by another top card goes, until none is; returns
+    (discards, t0, t1, t2, t3) with the new tops. All beaten tops go at once:
+    the strongest top of each suit stays, so this reaches the same position as
+    one discard at a time (RULES.md rule 3).
     """
     n = 0
     while True:
-        t0 = _top(work, height, s, 0)
-        t1 = _top(work, height, s, 1)
-        t2 = _top(work, height, s, 2)
-        t3 = _top(work, height, s, 3)
         d0 = beats[t1, t0] | beats[t2, t0] | beats[t3, t0]
         d1 = beats[t0, t1] | beats[t2, t1] | beats[t3, t1]
         d2 = beats[t0, t2] | beats[t1, t2] | beats[t3, t2]
         d3 = beats[t0, t3] | beats[t1, t3] | beats[t2, t3]
-        p = np.int64(d0) + np.int64(d1) + np.int64(d2) + np.int64(d3)
-        if p == 0:
-            return n
-        height[s, 0] -= d0
-        height[s, 1] -= d1
-        height[s, 2] -= d2
-        height[s, 3] -= d3
-        n += p
+        if (d0 | d1 | d2 | d3) == 0:
+            return n, t0, t1, t2, t3
+        if d0:
+            h = height[s, 0] - 1
+            height[s, 0] = h
+            n += 1
+            t0 = work[s, 0, h - 1] if h > 0 else EMPTY
+        if d1:
+            h = height[s, 1] - 1
+            height[s, 1] = h
+            n += 1
+            t1 = work[s, 1, h - 1] if h > 0 else EMPTY
+        if d2:
+            h = height[s, 2] - 1
+            height[s, 2] = h
+            n += 1
+            t2 = work[s, 2, h - 1] if h > 0 else EMPTY
+        if d3:
+            h = height[s, 3] - 1
+            height[s, 3] = h
+            n += 1
+            t3 = work[s, 3, h - 1] if h > 0 else EMPTY
+
+
+@nb.njit(cache=True, inline="always")
+def _resolve(work, height, s, beats):
+    """Forced discards in position s (see _resolve_tops); returns their count."""
+    n, _, _, _, _ = _resolve_tops(work, height, s, beats, _top(work, height, s, 0), _top(work, height, s, 1),
+                                  _top(work, height, s, 2), _top(work, height, s, 3))
+    return n
 
 
 @nb.njit(cache=True)
@@ -156,7 +176,7 @@ def _copy(work, height, src, dst):
         height[dst, i] = h
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
 def _gen_moves(work, height, s, fill, sensible, leftmost, is_ace, out, row):
     """Write the legal moves of position s to out[row, :] in contract order; returns their count."""
     first_empty = -1
@@ -188,6 +208,25 @@ def _gen_moves(work, height, s, fill, sensible, leftmost, is_ace, out, row):
 
 
 @nb.njit(cache=True, inline="always")
+def _count_moves(work, height, s, fill, sensible, leftmost, is_ace):
+    """The number of legal moves of position s (what _gen_moves would list)."""
+    empties = 0
+    sources = 0
+    for i in range(N_PILES):
+        h = height[s, i]
+        if h == 0:
+            empties += 1
+        elif not (sensible and h == 1):
+            if fill == FILL_ANY:
+                sources += h
+            elif fill != FILL_ACE or is_ace[work[s, i, h - 1]]:
+                sources += 1
+    if leftmost and empties > 0:
+        empties = 1
+    return sources * empties
+
+
+@nb.njit(cache=True, inline="always")
 def _apply_move(work, height, s, code):
     """Move the card of move ``code`` into its empty target pile (no discards)."""
     dst = code % N_PILES
@@ -216,7 +255,7 @@ def _is_lone(height, s, code):
     return height[s, code // (N_PILES * N_CARDS)] == 1
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
 def _discards_after(work, height, s, code, beats):
     """Discards set off by move ``code`` in position s; the position is left as it was.
 
@@ -270,14 +309,17 @@ PASS = -1
 GIVE_UP = -2
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
 def _greedy_choice(work, height, s, pos, must_fill, beats, moves, row, n):
     best = GIVE_UP
     best_d = -1
+    last = -1
     for k in range(n):
         code = moves[row, k]
-        if _is_lone(height, s, code):
+        # the same card into another empty pile discards the same: it can never be strictly better
+        if code // N_PILES == last or _is_lone(height, s, code):
             continue
+        last = code // N_PILES
         d = _discards_after(work, height, s, code, beats)
         if d > best_d:
             best = code
@@ -385,10 +427,12 @@ def _choose(kind, param, work, height, pos, fill, sensible, leftmost, must_fill,
         best_ace = GIVE_UP
         ace_d = -1
         other_d = -1
+        last = -1
         for k in range(n):
             code = moves[s, k]
-            if _is_lone(height, s, code):
-                continue
+            if code // N_PILES == last or _is_lone(height, s, code):
+                continue  # the same card into another empty pile discards the same (see greedy)
+            last = code // N_PILES
             ace = is_ace[_moved_card(work, height, s, code)]
             if kind == K_ACES and not ace:
                 continue
@@ -475,6 +519,10 @@ def _play_kernel(decks, indices, seed_lo, seed_hi, kind, param, fill, optional, 
     best = np.zeros(MAX_DEPTH + 1, dtype=np.int64)
     s = SLOT_GAME
     for g in range(decks.shape[0]):
+        t0 = np.int64(decks[g, 0])
+        t1 = np.int64(decks[g, 1])
+        t2 = np.int64(decks[g, 2])
+        t3 = np.int64(decks[g, 3])
         for i in range(N_PILES):
             work[s, i, 0] = decks[g, i]
             height[s, i] = 1
@@ -483,19 +531,26 @@ def _play_kernel(decks, indices, seed_lo, seed_hi, kind, param, fill, optional, 
         n_moves = 0
         n_dec = 0
         if not optional:
-            _resolve(work, height, s, beats)
+            _, t0, t1, t2, t3 = _resolve_tops(work, height, s, beats, t0, t1, t2, t3)
         while True:
             if optional:
                 n_line = _take_discards(work, height, s, beats, line, n_line)
+                t0 = _top(work, height, s, 0)
+                t1 = _top(work, height, s, 1)
+                t2 = _top(work, height, s, 2)
+                t3 = _top(work, height, s, 3)
             if n_line >= MAX_ACTIONS:
                 break
-            if height[s, 0] > 0 and height[s, 1] > 0 and height[s, 2] > 0 and height[s, 3] > 0:
+            if t0 != EMPTY and t1 != EMPTY and t2 != EMPTY and t3 != EMPTY:
                 # no empty pile, so no move: dealing (or, with the stock empty, stopping) is the only choice
                 if pos >= N_CARDS:
                     break
                 a = PASS
             else:
-                n = _gen_moves(work, height, s, fill, sensible, leftmost, is_ace, moves, s)
+                if kind == K_NOMOVE:
+                    n = _count_moves(work, height, s, fill, sensible, leftmost, is_ace)
+                else:
+                    n = _gen_moves(work, height, s, fill, sensible, leftmost, is_ace, moves, s)
                 stock_left = pos < N_CARDS
                 deal_ok = stock_left and not (must_fill and n > 0)
                 n_choices = n + (1 if deal_ok else 0) + (0 if stock_left else 1)
@@ -517,24 +572,43 @@ def _play_kernel(decks, indices, seed_lo, seed_hi, kind, param, fill, optional, 
                         a = moves[s, k]
                     else:
                         a = GIVE_UP  # stop (offered only when the stock is empty)
+                elif kind == K_NOMOVE and (deal_ok or not stock_left):
+                    a = PASS
+                elif kind == K_GREEDY:
+                    a = _greedy_choice(work, height, s, pos, must_fill, beats, moves, s, n)
                 else:
+                    if kind == K_NOMOVE:  # must_fill forbids dealing: nomove needs the move list
+                        n = _gen_moves(work, height, s, fill, sensible, leftmost, is_ace, moves, s)
                     a = _choose(kind, param, work, height, pos, fill, sensible, leftmost, must_fill, is_ace, beats,
                                 moves, n, count, nxt, best)
                 if a == GIVE_UP or (a == PASS and not stock_left):
                     break
             if a == PASS:
-                for i in range(N_PILES):
-                    work[s, i, height[s, i]] = decks[g, pos + i]
-                    height[s, i] += 1
+                t0 = np.int64(decks[g, pos])
+                t1 = np.int64(decks[g, pos + 1])
+                t2 = np.int64(decks[g, pos + 2])
+                t3 = np.int64(decks[g, pos + 3])
+                work[s, 0, height[s, 0]] = t0
+                height[s, 0] += 1
+                work[s, 1, height[s, 1]] = t1
+                height[s, 1] += 1
+                work[s, 2, height[s, 2]] = t2
+                height[s, 2] += 1
+                work[s, 3, height[s, 3]] = t3
+                height[s, 3] += 1
                 pos += N_PILES
                 line[n_line] = CODE_DEAL
             else:
                 _apply_move(work, height, s, a)
+                t0 = _top(work, height, s, 0)
+                t1 = _top(work, height, s, 1)
+                t2 = _top(work, height, s, 2)
+                t3 = _top(work, height, s, 3)
                 n_moves += 1
                 line[n_line] = 1 + a
             n_line += 1
             if not optional:
-                _resolve(work, height, s, beats)
+                _, t0, t1, t2, t3 = _resolve_tops(work, height, s, beats, t0, t1, t2, t3)
         on_piles = 0
         for i in range(N_PILES):
             on_piles += height[s, i]

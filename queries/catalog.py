@@ -267,7 +267,7 @@ def build_catalog(data: str | os.PathLike) -> Path:
             con.execute(f"CREATE VIEW run_batches AS SELECT {_EMPTY_BATCHES} WHERE false")
         n_deals = _materialize_deals(con)
         con.execute(_DEAL_MACRO)
-        n_rows = con.execute("SELECT count(*) FROM results").fetchone()[0]
+        n_rows = con.execute("SELECT count(*) FROM results").fetchall()[0][0]
         con.execute("CREATE TABLE catalog_info (key VARCHAR PRIMARY KEY, value VARCHAR)")
         con.executemany(
             "INSERT INTO catalog_info VALUES (?, ?)",

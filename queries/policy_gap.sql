@@ -8,7 +8,8 @@
 -- param reference = 'solver'
 --             the reference player (the unrestricted clairvoyant solver)
 -- columns:
---   variant, policy, kind  as in win_odds; reference = $reference
+--   variant, policy, kind  as in win_odds
+--   reference              the reference player ($reference)
 --   deals                  deals both the policy and the reference played
 --   reference_wins         of those, deals the reference won
 --   policy_wins            of those, deals the policy won
@@ -20,13 +21,13 @@
 --   share_low, share_high  95% Wilson interval of share; undecided deals count as not
 --                          reference-only for low and as reference-only for high
 --   win_gap                (reference_wins - policy_wins) / deals: the paired win-rate gap
---   win_gap_low, _high     normal 95% interval on the per-deal differences d = won_ref - won_pol
+--   win_gap_low, win_gap_high  normal 95% interval on the per-deal differences d = won_ref - won_pol
 --                          (d in -1, 0, 1); high also adds undecided / deals
 --   score_gap_sum          sum of (reference score - policy score), exact
 --   score_gap_sq_sum       sum of its squares, exact
 --   mean_score_gap         score_gap_sum / deals
 --   score_gap_sd           sample standard deviation of the per-deal score gap
---   score_gap_low, _high   mean_score_gap -+ 1.96 * sd / sqrt(deals) (normal interval)
+--   score_gap_low, score_gap_high  mean_score_gap -+ 1.96 * sd / sqrt(deals) (normal interval)
 WITH paired AS (
     SELECT
         p.variant,

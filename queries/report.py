@@ -247,8 +247,8 @@ def collect(data: str | os.PathLike) -> dict:
     con = duckdb.connect(str(catalog), read_only=True)
     try:
         tables = {name: _rows(run_query(con, name)) for name in REPORT_QUERIES}
-        total_rows = con.execute("SELECT count(*) FROM results").fetchone()[0]
-        distinct_deals = con.execute("SELECT count(*) FROM deals").fetchone()[0]
+        total_rows = con.execute("SELECT count(*) FROM results").fetchall()[0][0]
+        distinct_deals = con.execute("SELECT count(*) FROM deals").fetchall()[0][0]
         seeds = [r[0] for r in con.execute("SELECT DISTINCT seed FROM results ORDER BY seed").fetchall()]
     finally:
         con.close()

@@ -93,6 +93,7 @@ from .game import (
     legal_actions,
     legal_moves,
     new_game,
+    resolve_discards,
 )
 from .rules import Rules, rules_by_name, strength_table
 
@@ -264,8 +265,16 @@ def _is_ace(view: State, move: Action, strength: tuple[int, ...]) -> bool:
 
 
 def _after(view: State, move: Action, rules: Rules) -> State:
-    """The view after a move and the forced discards it sets off."""
-    return apply(view, move, _forced(rules))
+    """The view after a legal move and the forced discards it sets off (game.resolve_discards).
+
+    The move comes from ``game.legal_moves``, so it is not validated again
+    (``game.apply`` would check it at a cost of one more ``legal_actions``).
+    """
+    piles = [list(p) for p in view.piles]
+    card = piles[move.src].pop(len(piles[move.src]) - 1 - move.depth)
+    piles[move.dst].append(card)
+    moved = State(tuple(tuple(p) for p in piles), view.stock, view.discarded)
+    return resolve_discards(moved, _forced(rules))
 
 
 def _best_by_discards(view: State, moves: list[Action], rules: Rules) -> tuple[Action | None, int]:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from engine_rs_free.deals import deal_batch
 
 from .bench import Measurement, figure, time_rate
@@ -18,3 +20,48 @@ def bench_deal() -> Measurement:
         return n
 
     return time_rate(step)
+
+
+# Batch engine and its scalar twin (engine_rs_free.batch / engine_rs_free.policies). Decks are dealt
+# before timing; the first call compiles (or loads the Numba cache) outside the timing.
+BENCH_SEED = 2026
+PLAY_POLICIES = ("nomove", "random", "greedy", "aces", "human", "lookahead")
+
+
+@figure("scalar/greedy")
+def bench_scalar_greedy() -> Measurement:
+    """The scalar reference (policies.play_scalar on game.py), standard, greedy: decks per second."""
+    from engine_rs_free.policies import play_scalar
+
+    decks = deal_batch(BENCH_SEED, 0, 2_000)
+    state = {"next": 0}
+
+    def step() -> int:
+        n = 100
+        for k in range(n):
+            i = (state["next"] + k) % len(decks)
+            play_scalar(decks[i], "standard", "greedy", seed=BENCH_SEED, index=i, want_line=False)
+        state["next"] += n
+        return n
+
+    return time_rate(step)
+
+
+def _bench_play(policy: str) -> Measurement:
+    from engine_rs_free.batch import play_batch
+
+    n = 100_000 if policy != "lookahead" else 20_000
+    decks = deal_batch(BENCH_SEED, 0, n)
+    indices = np.arange(n, dtype=np.int64)
+
+    def step() -> int:
+        play_batch(decks, "standard", policy, seed=BENCH_SEED, indices=indices)
+        return n
+
+    m = time_rate(step)
+    m.extra["variant"] = "standard"
+    return m
+
+
+for _policy in PLAY_POLICIES:
+    figure(f"play/{_policy}")(lambda _p=_policy: _bench_play(_p))

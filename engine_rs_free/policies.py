@@ -382,6 +382,33 @@ _DETERMINISTIC = {
 }
 
 
+def decide(
+    state: State,
+    rules: Rules | str,
+    policy: str | PolicySpec,
+    *,
+    seed: int = 0,
+    index: int = 0,
+    decision: int = 0,
+) -> Action | None:
+    """What ``policy`` does in ``state`` (after any discards are taken): an Action, or None to stop.
+
+    ``decision`` is the number of earlier decision points of the game (it keys
+    the random draw of ``random``). Only the piles, the discarded cards and the
+    number of cards left in the stock are passed on to the policy.
+    """
+    rules = rules_by_name(rules)
+    spec = parse_policy(policy)
+    stock_left = len(state.stock)
+    if spec.kind == "random":
+        legal = legal_actions(state, rules)
+        n_choices = len(legal) + (0 if stock_left else 1)
+        k = uniform_choice(n_choices, seed, index, decision) if n_choices > 1 else 0
+        return legal[k] if k < len(legal) else None
+    view = State(state.piles, (), state.discarded)  # the player's view: no stock order
+    return _DETERMINISTIC[spec.kind](view, stock_left, _Ctx(rules, spec))
+
+
 def _take_discards(state: State, rules: Rules, line: list[Action]) -> State:
     """Under discards=optional: take every available discard, lowest pile first, repeatedly."""
     while True:
@@ -431,7 +458,7 @@ def play_scalar(
             action = legal[k] if k < len(legal) else None
         else:
             view = State(state.piles, (), state.discarded)  # the player's view: no stock order
-            action = _DETERMINISTIC[spec.kind](view, stock_left, ctx)
+            action = _DETERMINISTIC[spec.kind](view, stock_left, ctx)  # as decide(), without re-parsing
         if action is None:
             break
         if action.kind == "m":

@@ -57,7 +57,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 CATALOG_NAME = "acesup.duckdb"
-CATALOG_VERSION = 2  # bump when the views, tables or macros change: older catalogs are rebuilt
+CATALOG_VERSION = 3  # bump when the views, tables or macros change: older catalogs are rebuilt
 QUERY_DIR = Path(__file__).resolve().parent
 WILSON_Z = 1.96
 
@@ -73,8 +73,9 @@ REPORT_QUERIES = (
 )
 """The named queries of the report, in report order (files ``queries/NAME.sql``)."""
 
-# Wilson score interval (Wilson 1927) with z = 1.96, written with z*z = 3.8416.
-# k and n are cast to DOUBLE so integer inputs of any width work.
+# Wilson score interval (Wilson 1927) with z = 1.96. k and n are cast to DOUBLE so integer
+# inputs of any width work. The ends are exactly 0 for k = 0 and exactly 1 for k = n (the
+# formula's value there, which floating point would miss by an ulp: 1 / low must stay NULL).
 _MACROS = f"""
 CREATE MACRO wilson_center(k, n) AS
     CASE WHEN n > 0 THEN (k::DOUBLE / n + {WILSON_Z}*{WILSON_Z} / (2.0 * n)) / (1 + {WILSON_Z}*{WILSON_Z} / n::DOUBLE) END;
@@ -82,8 +83,12 @@ CREATE MACRO wilson_half(k, n) AS
     CASE WHEN n > 0 THEN
         {WILSON_Z} * sqrt((k::DOUBLE / n) * (1 - k::DOUBLE / n) / n + {WILSON_Z}*{WILSON_Z} / (4.0 * n * n))
         / (1 + {WILSON_Z}*{WILSON_Z} / n::DOUBLE) END;
-CREATE MACRO wilson_low(k, n) AS CASE WHEN n > 0 THEN greatest(0.0, wilson_center(k, n) - wilson_half(k, n)) END;
-CREATE MACRO wilson_high(k, n) AS CASE WHEN n > 0 THEN least(1.0, wilson_center(k, n) + wilson_half(k, n)) END;
+CREATE MACRO wilson_low(k, n) AS
+    CASE WHEN n > 0 AND k <= 0 THEN 0.0
+         WHEN n > 0 THEN greatest(0.0, wilson_center(k, n) - wilson_half(k, n)) END;
+CREATE MACRO wilson_high(k, n) AS
+    CASE WHEN n > 0 AND k >= n THEN 1.0
+         WHEN n > 0 THEN least(1.0, wilson_center(k, n) + wilson_half(k, n)) END;
 CREATE MACRO one_in(k, n) AS CASE WHEN k > 0 THEN n::DOUBLE / k END;
 CREATE MACRO player_kind(p) AS
     CASE WHEN p = 'solver' OR starts_with(p, 'solver:') THEN 'clairvoyant' ELSE 'honest' END;

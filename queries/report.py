@@ -620,7 +620,7 @@ def render_markdown(doc: dict) -> str:
     p = doc["provenance"]
     md = [f"# {doc['title']}", "",
           f"acesup {doc['package_version']} · {num(p['result_rows'])} result rows · "
-          f"{num(p['distinct_deals'])} distinct deals · dataset sha256 `{p['dataset_sha256'][:16]}…`", "",
+          f"{num(p['distinct_deals'])} distinct deals · seed(s) {', '.join(str(s) for s in p['seeds']) or '—'}", "",
           "Win rates with 95% Wilson intervals. *Clairvoyant*: the exact solver, which knows the order of the "
           "stock. *Honest*: the best player that does not. " + GAVE_UP_NOTE, ""]
     md += ["## Headline odds", "", _md_table(*_headline_table(doc)), "",

@@ -71,14 +71,30 @@ def fixture_data(tmp_root: Path, batch_size: int) -> Path:
 
 
 def wilson(k: int, n: int, z: float = Z) -> tuple[float | None, float | None]:
-    """Wilson score interval, written out from Wilson (1927)."""
+    """Wilson score interval, written out from Wilson (1927); exactly 0 at k = 0 and 1 at k = n."""
     if n == 0:
         return None, None
+    if k == 0:
+        return 0.0, wilson_upper(0, n, z)
+    if k == n:
+        return wilson_lower(n, n, z), 1.0
+    return wilson_lower(k, n, z), wilson_upper(k, n, z)
+
+
+def wilson_lower(k: int, n: int, z: float = Z) -> float:
     p = k / n
     denom = 1 + z * z / n
     centre = (p + z * z / (2 * n)) / denom
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    return max(0.0, centre - half), min(1.0, centre + half)
+    return max(0.0, centre - half)
+
+
+def wilson_upper(k: int, n: int, z: float = Z) -> float:
+    p = k / n
+    denom = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denom
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
+    return min(1.0, centre + half)
 
 
 def raw_results(data: Path):

@@ -1,0 +1,127 @@
+"""acesup sql: read-only SQL over the catalog, output formats, refused writes, DuckDB errors."""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+from queries_data import fixture_data, raw_results
+
+from pipeline.cli import main
+from queries.catalog import catalog_path, ensure_catalog
+
+COUNT_SQL = "SELECT variant, policy, count(*) AS deals, count(*) FILTER (WHERE won) AS wins FROM results GROUP BY ALL ORDER BY ALL"
+
+
+@pytest.fixture(scope="session")
+def data(ray_local, tmp_path_factory) -> Path:
+    d = fixture_data(tmp_path_factory.getbasetemp() / "acesup-queries", batch_size=40)
+    ensure_catalog(d)
+    return d
+
+
+def expected_counts(data) -> list[tuple]:
+    df = raw_results(data)
+    rows = {}
+    for v, p, w in zip(df["variant"].to_list(), df["policy"].to_list(), df["won"].to_list()):
+        d, k = rows.get((v, p), (0, 0))
+        rows[(v, p)] = (d + 1, k + int(w))
+    return [(v, p, d, k) for (v, p), (d, k) in sorted(rows.items())]
+
+
+def test_table_format(data, capsys):
+    assert main(["sql", "--data", str(data), COUNT_SQL]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].split() == ["variant", "policy", "deals", "wins"]
+    body = [ln.split() for ln in out[2:-1]]
+    assert [(v, p, int(d), int(k)) for v, p, d, k in body] == expected_counts(data)
+    assert out[-1] == f"({len(body)} rows)"
+
+
+def test_csv_json_and_parquet_formats(data, capsys, tmp_path):
+    want = expected_counts(data)
+    assert main(["sql", "--data", str(data), "--format", "csv", COUNT_SQL]) == 0
+    rows = list(csv.reader(io.StringIO(capsys.readouterr().out)))
+    assert rows[0] == ["variant", "policy", "deals", "wins"]
+    assert [(v, p, int(d), int(k)) for v, p, d, k in rows[1:]] == want
+
+    out = tmp_path / "odds.json"
+    assert main(["sql", "--data", str(data), "--format", "json", "--out", str(out), COUNT_SQL]) == 0
+    assert [(r["variant"], r["policy"], r["deals"], r["wins"]) for r in json.loads(out.read_text())] == want
+
+    out = tmp_path / "odds.parquet"
+    assert main(["sql", "--data", str(data), "--format", "parquet", "--out", str(out), COUNT_SQL]) == 0
+    t = pq.read_table(out)
+    assert list(zip(*[t.column(c).to_pylist() for c in t.column_names])) == want
+
+
+def test_max_rows_truncates_only_the_table(data, capsys):
+    assert main(["sql", "--data", str(data), "--max-rows", "3", "SELECT deal FROM results ORDER BY deal"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert len(out) == 2 + 3 + 1 and "first 3 shown" in out[-1]
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "CREATE TABLE t AS SELECT 1 AS a",
+        "INSERT INTO deals VALUES (1, 1, 'x')",
+        "DROP VIEW results",
+        "COPY (SELECT 1) TO '{out}'",
+        "EXPLAIN ANALYZE COPY (SELECT 1) TO '{out}'",
+        "ATTACH '{out}' AS other",
+        "SET threads = 1",
+        "SELECT 1; CREATE TABLE t (a INT)",
+    ],
+)
+def test_writes_are_refused_cleanly(data, capsys, tmp_path, query):
+    target = tmp_path / "written.csv"
+    catalog = catalog_path(data)
+    before = hashlib.sha256(catalog.read_bytes()).hexdigest()
+    rc = main(["sql", "--data", str(data), query.format(out=target)])
+    err = capsys.readouterr().err
+    assert rc == 2
+    assert err.startswith("acesup sql: error: statement ") and "read-only" in err
+    assert err.count("\n") == 1  # one line, no traceback
+    assert not target.exists()
+    assert hashlib.sha256(catalog.read_bytes()).hexdigest() == before
+
+
+def test_bad_query_prints_duckdb_message(data, capsys):
+    rc = main(["sql", "--data", str(data), "SELECT nope FROM results"])
+    err = capsys.readouterr().err
+    assert rc != 0
+    assert 'Referenced column "nope" not found' in err and err.count("\n") == 1
+    rc = main(["sql", "--data", str(data), "SELEC 1"])
+    err = capsys.readouterr().err
+    assert rc != 0 and "syntax error" in err
+    assert main(["sql", "--data", str(data), "--format", "parquet", "SELECT 1"]) == 2
+    assert "needs --out" in capsys.readouterr().err
+
+
+def test_missing_data_folder_is_a_user_error(tmp_path, capsys):
+    assert main(["sql", "--data", str(tmp_path / "nope"), "SELECT 1"]) == 2
+    assert "does not exist" in capsys.readouterr().err
+
+
+def test_installed_command_from_another_directory(data, tmp_path):
+    rel = os.path.relpath(data, tmp_path)
+    res = subprocess.run(
+        [sys.executable, "-m", "pipeline.cli", "sql", "--data", rel, "--format", "csv",
+         "SELECT count(*) AS n, deal_deck(11, 3) AS deck FROM results"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=120,
+    )
+    assert res.returncode == 0, res.stderr
+    from engine_rs_free.cards import format_deck
+    from engine_rs_free.deals import deal
+
+    rows = list(csv.reader(io.StringIO(res.stdout)))
+    assert rows == [["n", "deck"], [str(raw_results(data).height), format_deck(deal(11, 3))]]

@@ -560,12 +560,13 @@ def _score_table(doc):
 
 def _gap_table(doc):
     return (["variant", "player", "kind", "paired deals", "solver wins, player loses", "95% interval",
-             "win-rate gap", "95% interval", "mean score gap", "95% interval", "player wins, solver not"],
+             "win-rate gap", "95% interval", "mean score gap", "95% interval", "player wins, solver not",
+             "solver gave up, player lost"],
             [[r["variant"], r["policy"], r["kind"], num(r["deals"]), f"{num(r['reference_only'])} ({pct(r['share'])})",
               pct_range(r["share_low"], r["share_high"]), signed_pct(r["win_gap"]),
               f"{signed_pct(r['win_gap_low'])} to {signed_pct(r['win_gap_high'])}",
               signed(r["mean_score_gap"]), f"{signed(r['score_gap_low'])} to {signed(r['score_gap_high'])}",
-              num(r["policy_only"])]
+              num(r["policy_only"]), num(r["undecided"])]
              for r in doc["tables"]["policy_gap"]])
 
 
@@ -581,9 +582,10 @@ def _voi_table(doc):
 
 
 def _ladder_table(doc):
-    return (["preset", "discards", "restriction", "deals", "wins", "win rate", "95% interval",
+    return (["preset", "discards", "restriction", "deals", "wins", "gave up", "win rate", "95% interval",
              "wins kept vs unrestricted (paired)"],
-            [[r["preset"], r["discards"], r["restriction"], num(r["deals"]), num(r["wins"]), pct(r["rate"]),
+            [[r["preset"], r["discards"], r["restriction"], num(r["deals"]), num(r["wins"]), num(r["gave_up"]),
+              pct(r["rate"]),
               pct_range(r["low"], r["high"]),
               "—" if r["share_of_base"] is None else f"{pct(r['share_of_base'], 1)} of {num(r['base_wins'])}"]
              for r in doc["tables"]["solver_ladder"]])

@@ -24,9 +24,10 @@ from typing import Any
 
 from prefect import flow
 
+from flows.mirror import is_remote, local_folder_for
 from flows.summary import changes_markdown
-from flows.tasks import (plan_night, previous_headline, publish_artifacts, rebuild_report, refresh_catalog,
-                         run_on_ray, verify_dataset)
+from flows.tasks import (copy_to_local, plan_night, previous_headline, publish_artifacts, rebuild_report,
+                         refresh_catalog, run_on_ray, verify_dataset)
 
 CHANGES_KEY = "acesup-nightly-changes"
 
@@ -49,11 +50,15 @@ def _facts(spec, summary, verified) -> list[tuple[str, object]]:
 
 def run_steps(spec, ray_address: str | None, *, title: str, changes_key: str) -> dict[str, Any]:
     """The steps after planning, shared by the nightly and backfill flows."""
-    before = previous_headline(spec.data)
+    # Catalog and report need a local folder: the data folder, or a copy of data on object storage.
+    folder = local_folder_for(spec.data)
+    before = previous_headline(folder)
     summary = run_on_ray(spec, ray_address)
     verified = verify_dataset(spec.data, spec.run_id)
-    catalog = refresh_catalog(spec.data)
-    report = rebuild_report(spec.data)
+    if is_remote(spec.data):
+        copy_to_local(spec.data, folder)
+    catalog = refresh_catalog(folder)
+    report = rebuild_report(folder)
     headline = list(report["headline"])
     md = changes_markdown(title, before, headline, _facts(spec, summary, verified))
     artifacts = publish_artifacts(changes_key, md, headline, report["index_html"],

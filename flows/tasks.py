@@ -164,6 +164,18 @@ def verify_dataset(data: str, run_id: str):
     return result
 
 
+@task(name="copy data to a local folder", cache_policy=NO_CACHE, retries=STORAGE_RETRIES,
+      retry_delay_seconds=STORAGE_RETRY_DELAY_SECONDS, retry_condition_fn=worth_retrying)
+def copy_to_local(data: str, folder: str):
+    """Mirror data on object storage into the local folder of the catalog and report (flows.mirror)."""
+    from .mirror import mirror_data
+
+    result = mirror_data(data, folder)
+    _logger().info("copied %d of %d files from %s to %s (%d removed)", result.copied, result.files,
+                   result.source, result.target, result.removed)
+    return result
+
+
 @task(name="refresh SQL catalog", cache_policy=NO_CACHE, retries=STORAGE_RETRIES,
       retry_delay_seconds=STORAGE_RETRY_DELAY_SECONDS, retry_condition_fn=worth_retrying)
 def refresh_catalog(data: str) -> str:

@@ -131,6 +131,44 @@ def test_changes_summary_shows_before_and_after():
     assert headline_lines(after)[0].split()[:3] == ["standard", "solver", "12.500%"]
 
 
+def test_mirror_copies_new_and_changed_files_and_drops_removed_ones(tmp_path):
+    from flows.mirror import is_remote, local_folder_for, mirror_data
+
+    src, dst = tmp_path / "src", tmp_path / "dst"
+    files = {
+        "results/variant=standard/policy=greedy/abc-0-99.parquet": b"x" * 100,
+        "results/variant=standard/policy=greedy/abc-100-199.parquet": b"y" * 100,
+        "runs/abc/manifest.json": b"{}",
+        "runs/abc/spec.toml": b"seed = 1",
+    }
+    for rel, content in files.items():
+        (src / rel).parent.mkdir(parents=True, exist_ok=True)
+        (src / rel).write_bytes(content)
+    (src / "results/variant=standard/policy=greedy/.abc-200-299.parquet.1234.tmp").write_bytes(b"partial")
+    (src / "runs/.lock").write_text("held")
+
+    first = mirror_data(str(src), str(dst))
+    assert (first.copied, first.removed, first.files) == (4, 0, 4)
+    assert {str(p.relative_to(dst)) for p in dst.rglob("*") if p.is_file()} == set(files)
+    kept = dst / "results/variant=standard/policy=greedy/abc-0-99.parquet"
+    stamp = kept.stat().st_mtime_ns
+
+    # The source moves a file aside, rewrites a manifest and gains a file.
+    (src / "results/variant=standard/policy=greedy/abc-100-199.parquet").unlink()
+    (src / "runs/abc/manifest.json").write_bytes(b'{"state": "done"}')
+    (src / "results/variant=standard/policy=greedy/abc-200-299.parquet").write_bytes(b"z" * 100)
+    second = mirror_data(str(src), str(dst))
+    assert (second.removed, second.files) == (1, 4)
+    assert second.copied == 3  # the new file and both run files (manifests are always copied)
+    assert kept.stat().st_mtime_ns == stamp, "an unchanged result file was copied again"
+    assert (dst / "runs/abc/manifest.json").read_bytes() == b'{"state": "done"}'
+    assert not (dst / "results/variant=standard/policy=greedy/abc-100-199.parquet").exists()
+
+    assert not is_remote(str(src)) and local_folder_for(str(src)) == str(src)
+    assert is_remote("s3://bucket/acesup")
+    assert local_folder_for("s3://bucket/acesup/", tmp_path) == str(tmp_path / "s3_bucket_acesup")
+
+
 # -- the nightly flow, end to end ---------------------------------------------------------------
 
 
@@ -202,6 +240,20 @@ def test_nightly_flow_end_to_end_then_next_block(prefect_harness, ray_local, tmp
 
     latest = Artifact.get(CHANGES_KEY)
     assert "| standard | solver | 100 | 200 |" in latest.data
+
+    # A backfill of another index range: a run of its own, same steps, no key twice.
+    from flows.backfill import CHANGES_KEY as BACKFILL_KEY
+    from flows.backfill import backfill
+
+    state = backfill(spec_file=spec_file, start=400, deals=100, data=str(data), return_state=True)
+    assert state.is_completed(), state.message
+    result = state.result()
+    assert result["run_id"] != run_id and result["rows_written"] == rows_for(100) + 100
+    table = read_rows(data)
+    assert table.num_rows == rows_for(400) + rows_for(100) + 100
+    assert_keys_unique(table)
+    assert verify_run(str(data), result["run_id"]).ok
+    assert BACKFILL_KEY in flow_artifacts(state.state_details.flow_run_id)
 
 
 def test_failed_night_leaves_valid_data_and_the_next_night_completes(prefect_harness, ray_local, tmp_path,

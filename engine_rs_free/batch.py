@@ -8,19 +8,35 @@ the policies, tie-breaks, counting rules, ``MAX_ACTIONS`` and random draws
 are the ones the ``policies`` module docstring defines, and the twin tests
 check them over every variant and policy.
 
-Layout (struct of arrays, fixed shapes, small dtypes; built once per call)::
+Layout (struct of arrays, fixed shapes, small dtypes)::
 
-    decks:  uint8[N, 52]     card ids in deal order (cards.py)
-    work:   int8[S, 4, 52]   S scratch positions: slot 0 is the game being played,
-                             the others hold positions a policy looks at;
-                             cards bottom first, -1 = empty slot
-    height: int64[S, 4]      cards on each pile of each scratch position
-    moves:  int64[S, 832]    legal moves of a position, contract order, as move codes
-    lines:  int16[N, LINE_CAP]  action codes of each game line (only when lines are wanted)
+    decks:   uint8[N, 52]        card ids in deal order (cards.py), one row per deal
+    indices: int64[N]            deal index of each row (keys the random draws)
+    score:   int8[N]  won: bool[N]  moves: int16[N]  decisions: int16[N]   the result rows
+    lines:   int16[C, LINE_CAP]  action codes of each game line, C = LINE_CHUNK rows at a
+                                 time, only when lines are wanted
 
-The compiled kernel loops over the decks; each game is played in scratch slot
-0, with ``pos`` the index of the next stock card in the deck. The policy reads
-the piles and ``52 - pos`` (the number of cards left), never ``deck[pos:]``.
+and, inside the kernel, scratch allocated once per call (not per deal)::
+
+    work:    int64[S, 4, 52]     S scratch positions: slot 0 is the game being played,
+                                 the others hold positions a policy looks at; cards
+                                 bottom first; only work[s, i, :height[s, i]] is
+                                 meaningful (a discard just lowers the height, which
+                                 lets a policy undo a probe cheaply)
+    height:  int64[S, 4]         cards on each pile of each scratch position
+    moves:   int64[S, 832]       legal moves of a position, contract order, as move codes
+    beats:   uint8[53, 53]       beats[o, c]: card o is of c's suit and stronger; 52 = empty pile
+    is_ace:  uint8[53]           the variant's top rank
+
+The compiled kernel loops over the decks (no Python loop over deals); each
+game is played in scratch slot 0 with ``pos`` the index of the next stock
+card. The policy functions are passed the piles and ``pos`` (so the number of
+cards left, ``52 - pos``) and never the deck, so they cannot read the stock
+order; the tests check it by permuting the undealt stock.
+
+Compilation: one kernel serves every policy and rule set (they are run-time
+arguments), compiled once and cached on disk (``cache=True``); the first call
+in a fresh checkout takes about a minute, later processes load the cache.
 
 Action codes (``int16``): 0 = ``d``; ``1 + (src*52 + depth)*4 + dst`` = a move;
 ``1000 + pile`` = ``x<pile>`` (an optional discard). ``ACTION_TEXT`` maps a
@@ -651,6 +667,9 @@ def play_batch(
     indices[n], deck n, rules, policy), never on the batch. The result equals
     ``policies.play_scalar`` deck by deck. With ``want_lines`` the game lines
     (game.py action text, replayable by ``game.replay``) are returned too.
+
+    Each row of ``decks`` must be a permutation of 0..51 (as ``deals.deal_batch``
+    makes them); that is not checked here, to keep the hot path lean.
     """
     rules = rules_by_name(rules)
     spec = parse_policy(policy)

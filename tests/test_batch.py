@@ -211,3 +211,17 @@ def test_bad_input_is_refused_with_a_reason():
         play_batch(decks, "standrd", "greedy", seed=1)
     with pytest.raises(ValueError, match="seed"):
         play_batch(decks, "standard", "greedy", seed=-1)
+
+
+GOLDEN = os.path.join(os.path.dirname(__file__), "golden", "policies.txt")
+
+
+def test_golden_games_in_both_engines():
+    rows = [ln.split(" ", 7) for ln in open(GOLDEN) if ln.strip() and not ln.startswith("#")]
+    assert len(rows) == 48
+    for variant, policy, seed, deal, score, moves, decisions, line in rows:
+        deck = deal_batch(int(seed), int(deal), 1)
+        expected = (int(score), int(score) == 48, int(moves), int(decisions), line.strip())
+        res = play_batch(deck, variant, policy, seed=int(seed), indices=np.array([int(deal)]), want_lines=True)
+        assert _batch_rows(res)[0] == expected, (variant, policy, deal)
+        assert _scalar_rows((deck, [int(deal)], variant, policy, int(seed)))[0] == expected, (variant, policy, deal)

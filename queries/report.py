@@ -422,13 +422,20 @@ def _paragraph(doc: str | None, index: int = 0) -> str | None:
 
 
 def _policy_bullets() -> dict[str, str]:
-    """``name -> description`` from the policy list of engine_rs_free/policies.py's docstring."""
+    """``name -> description`` from the policy list of engine_rs_free/policies.py's docstring.
+
+    The list items read ``- ``name:param=K``: text``; the name is keyed without its parameters.
+    """
+    import re
+
     doc = _doc_of("engine_rs_free/policies.py") or ""
     out = {}
     for block in doc.split("\n- ")[1:]:
-        head, _, body = block.partition(":")
-        name = head.strip().strip("`").split(":")[0].split("=")[0]
-        text = " ".join(body.split("\n\n")[0].split())
+        m = re.match(r"``([^`]+)``:\s*(.*)", block, flags=re.S)
+        if not m:
+            continue
+        name = m.group(1).split(":")[0]
+        text = " ".join(m.group(2).split("\n\n")[0].split()).replace("``", "").rstrip(".")
         if name and text:
             out.setdefault(name, text)
     return out
@@ -450,7 +457,6 @@ def policy_description(policy: str, bullets: dict[str, str]) -> str:
 
 def method_paragraphs(doc: dict) -> list[tuple[str, str]]:
     """(heading, text) pairs of the method section (shared by Markdown and HTML)."""
-    deals_doc = _doc_of("engine_rs_free/deals.py")
     solver_doc = _doc_of("engine_rs_free/solver.py")
     wo = doc["tables"]["win_odds"]
     players = sorted({r["policy"] for r in wo})
@@ -467,8 +473,7 @@ def method_paragraphs(doc: dict) -> list[tuple[str, str]]:
          "Philox4x32-10 keyed by the seed, with counter (block, stream, i), drives a Fisher-Yates shuffle of the "
          "ordered deck, each index drawn exactly uniformly by Lemire's multiply-shift method with rejection. "
          "So a deck does not depend on batch size, worker, machine or library version; the catalog's deals "
-         "table lists the deck of every deal used here, and 'acesup deal --seed S --index I' prints any deck."
-         + (f" ({_paragraph(deals_doc, 0)})" if deals_doc else "")),
+         "table lists the deck of every deal used here, and 'acesup deal --seed S --index I' prints any deck."),
         ("Solver",
          (_paragraph(solver_doc, 0) or "An exact depth-first search over every line of play of a deal.")
          + " It searches every reachable position (a visited set with exact keys, pile order kept, and an "

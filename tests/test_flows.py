@@ -302,3 +302,24 @@ def test_failed_night_leaves_valid_data_and_the_next_night_completes(prefect_har
     # And the night after that grows it again.
     result = flows.nightly.nightly_odds(spec_file=spec_file, deals_per_night=100, data=str(data))
     assert result["deals"] == 300 and result["rows"] == 2 * 300 + 2 * 150
+
+
+@pytest.mark.slow
+def test_nightly_now_on_a_fresh_machine_without_a_prefect_server(tmp_path):
+    """`acesup nightly --now` with no Prefect profile, no API and no Ray running: it runs and exits."""
+    import os
+    import subprocess
+    import sys
+
+    spec_file = write_spec(tmp_path)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PREFECT_", "RAY_ADDRESS"))}
+    env["PREFECT_HOME"] = str(tmp_path / "fresh-prefect-home")  # no profile, no database yet
+    env["HOME"] = str(tmp_path)
+    out = subprocess.run([sys.executable, "-m", "pipeline.cli", "nightly", "--now", "--spec", spec_file],
+                         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
+    assert "run " in out.stdout and f"{rows_for(200):,} games" in out.stdout
+    data = tmp_path / "acesup-data"  # the default data folder, in the working directory
+    assert (data / "report" / "index.html").is_file() and (data / "acesup.duckdb").is_file()
+    assert read_rows(data).num_rows == rows_for(200)
+    assert "Stopping temporary server" in out.stderr + out.stdout

@@ -19,7 +19,9 @@ read-only from any working directory. It holds:
     ``seed``, ``deal``, ``deck``: the deck text (52 card codes in deal order, the
     deck format of RULES.md) of every (seed, deal) present in ``results``. DuckDB
     cannot run the Philox generator of engine_rs_free.deals, so the decks are
-    computed with engine_rs_free.deals at catalog build time and stored; the
+    computed with engine_rs_free.deals at catalog build time and stored (a
+    rebuild copies the decks the previous catalog already had and deals only
+    the new indices); the
     macro ``deal_deck(seed, deal)`` looks one up. A deal that is not in the
     results is not in the table (``acesup deal --seed S --index I`` prints any deck).
 ``catalog_info`` (table)
@@ -57,7 +59,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 CATALOG_NAME = "acesup.duckdb"
-CATALOG_VERSION = 3  # bump when the views, tables or macros change: older catalogs are rebuilt
+CATALOG_VERSION = 4  # bump when the views, tables or macros change: older catalogs are rebuilt
 QUERY_DIR = Path(__file__).resolve().parent
 WILSON_Z = 1.96
 
@@ -194,21 +196,60 @@ def _deck_texts(seed: int, deals) -> list[str]:
     return out
 
 
-def _materialize_deals(con) -> int:
+def _reuse_deals(con, previous: Path) -> int:
+    """Copy the decks of a previous catalog for the deals still in the results; return how many.
+
+    Nothing is reused if that catalog cannot be read, was made with another deal
+    algorithm, or fails a spot check of a few of its decks against engine_rs_free.deals.
+    """
+    import duckdb
+
+    from engine_rs_free.cards import format_deck
+    from engine_rs_free.deals import ALGORITHM_VERSION, deal
+
+    try:
+        con.execute(f"ATTACH {_sql_string(previous)} AS previous (READ_ONLY)")
+    except duckdb.Error:
+        return 0
+    try:
+        info = dict(con.execute("SELECT key, value FROM previous.catalog_info").fetchall())
+        if info.get("deal_algorithm") != str(ALGORITHM_VERSION):
+            return 0
+        sample = con.execute("SELECT seed, deal, deck FROM previous.deals USING SAMPLE 16 ROWS").fetchall()
+        if any(format_deck(deal(int(s), int(i))) != deck for s, i, deck in sample):
+            return 0
+        con.execute(
+            "INSERT INTO deals SELECT p.seed, p.deal, p.deck FROM previous.deals p "
+            "SEMI JOIN (SELECT DISTINCT seed, deal FROM results) r ON p.seed = r.seed AND p.deal = r.deal"
+        )
+        return con.execute("SELECT count(*) FROM deals").fetchall()[0][0]
+    except duckdb.Error:
+        con.execute("DELETE FROM deals")
+        return 0
+    finally:
+        con.execute("DETACH previous")
+
+
+def _materialize_deals(con, previous: Path | None = None) -> tuple[int, int]:
+    """Fill the ``deals`` table for every (seed, deal) of the results; return (deals, reused).
+
+    Decks already in ``previous`` (the catalog being replaced) are copied from it, so a
+    nightly rebuild deals only the new indices.
+    """
+    import numpy as np
     import pyarrow as pa
 
-    pairs = con.sql("SELECT DISTINCT seed, deal FROM results ORDER BY seed, deal").to_arrow_table()
     con.execute("CREATE TABLE deals (seed UBIGINT NOT NULL, deal BIGINT NOT NULL, deck VARCHAR NOT NULL, "
                 "PRIMARY KEY (seed, deal))")
-    if pairs.num_rows == 0:
-        return 0
+    reused = _reuse_deals(con, previous) if previous is not None and previous.exists() else 0
+    pairs = con.sql(
+        "SELECT DISTINCT r.seed, r.deal FROM results r ANTI JOIN deals d ON d.seed = r.seed AND d.deal = r.deal "
+        "ORDER BY 1, 2"
+    ).to_arrow_table()
     seeds = pairs.column("seed").to_numpy()
     deals = pairs.column("deal").to_numpy()
-    import numpy as np
-
     for seed in np.unique(seeds):
-        mask = seeds == seed
-        idx = deals[mask]
+        idx = deals[seeds == seed]
         chunk = 200_000  # bound the Python strings held at once
         for lo in range(0, len(idx), chunk):
             part = idx[lo : lo + chunk]
@@ -222,7 +263,7 @@ def _materialize_deals(con) -> int:
             con.register("_deal_chunk", table)
             con.execute("INSERT INTO deals SELECT * FROM _deal_chunk")
             con.unregister("_deal_chunk")
-    return int(pairs.num_rows)
+    return reused + int(pairs.num_rows), reused
 
 
 def build_catalog(data: str | os.PathLike) -> Path:
@@ -233,6 +274,7 @@ def build_catalog(data: str | os.PathLike) -> Path:
     """
     import duckdb
 
+    from engine_rs_free.deals import ALGORITHM_VERSION
     from pipeline.schema import SCHEMA_VERSION
 
     data = local_data_folder(data)
@@ -270,7 +312,7 @@ def build_catalog(data: str | os.PathLike) -> Path:
         else:
             con.execute(f"CREATE VIEW runs AS SELECT {_EMPTY_RUNS} WHERE false")
             con.execute(f"CREATE VIEW run_batches AS SELECT {_EMPTY_BATCHES} WHERE false")
-        n_deals = _materialize_deals(con)
+        n_deals, reused = _materialize_deals(con, final)
         con.execute(_DEAL_MACRO)
         n_rows = con.execute("SELECT count(*) FROM results").fetchall()[0][0]
         con.execute("CREATE TABLE catalog_info (key VARCHAR PRIMARY KEY, value VARCHAR)")
@@ -283,6 +325,8 @@ def build_catalog(data: str | os.PathLike) -> Path:
                 ["result_rows", str(n_rows)],
                 ["result_files", str(len(result_files(data)))],
                 ["deals", str(n_deals)],
+                ["deals_reused", str(reused)],
+                ["deal_algorithm", str(ALGORITHM_VERSION)],
                 ["wilson_z", str(WILSON_Z)],
             ],
         )

@@ -276,3 +276,29 @@ def test_solver_ladder_is_consistent_with_the_rules(con):
     assert by[("standard+optional", "none")]["discards"] == "optional"
     assert [r["rung"] for r in rows if r["preset"] == "standard"] == sorted(
         r["rung"] for r in rows if r["preset"] == "standard")
+
+
+def test_rebuild_reuses_checked_decks_of_the_previous_catalog(data, tmp_path):
+    from engine_rs_free.cards import format_deck
+    from engine_rs_free.deals import deal
+
+    copy = tmp_path / "copy"
+    shutil.copytree(data, copy, ignore=shutil.ignore_patterns("acesup.duckdb*", "report"))
+
+    def info():
+        with duckdb.connect(str(catalog_path(copy)), read_only=True) as c:
+            return dict(c.execute("SELECT key, value FROM catalog_info").fetchall())
+
+    build_catalog(copy)
+    n = int(info()["deals"])
+    assert n > 0 and info()["deals_reused"] == "0"
+    build_catalog(copy)
+    assert info()["deals_reused"] == str(n) and info()["deals"] == str(n)
+    # A previous catalog whose decks are wrong is not trusted: every deck is dealt again.
+    with duckdb.connect(str(catalog_path(copy))) as c:
+        c.execute("UPDATE deals SET deck = 'AS KS'")
+    build_catalog(copy)
+    assert info()["deals_reused"] == "0"
+    with duckdb.connect(str(catalog_path(copy)), read_only=True) as c:
+        rows = c.execute("SELECT seed, deal, deck FROM deals ORDER BY deal LIMIT 5").fetchall()
+    assert all(deck == format_deck(deal(s, d)) for s, d, deck in rows)

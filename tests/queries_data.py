@@ -3,7 +3,8 @@
 ``fixture_data(tmp_root, batch_size)`` makes a small data folder by a real
 pipeline run (``pipeline.execute.execute_run`` on the session's local Ray):
 two variants (standard, strict) x six players on 150 deals, the random policy
-capped to 100, and the solver also on 30 deals of standard+optional. The
+capped to 100, the solver also on 30 deals of standard+optional, and the
+solver with one restriction at a time (the rungs of the ladder) on strict. The
 solver's node limit (10,000) is set low on purpose, so that some standard
 deals end ``gave_up`` and the queries' treatment of them is exercised. The
 same spec with another batch size gives the second data folder of the
@@ -25,7 +26,8 @@ SPEC_FIELDS = dict(
     start=0,
     deals=150,
     variants=["standard", "strict", "standard+optional"],
-    policies=["nomove", "greedy", "random", "human", "solver", "solver:sensible+leftmost+must_fill"],
+    policies=["nomove", "greedy", "random", "human", "solver", "solver:sensible+leftmost+must_fill",
+              "solver:sensible", "solver:leftmost", "solver:must_fill"],
     node_limit=10_000,
     caps={
         "random": 100,
@@ -35,6 +37,8 @@ SPEC_FIELDS = dict(
         "standard+optional/human": 0,
         "standard+optional/solver": 30,
         "standard+optional/solver:sensible+leftmost+must_fill": 0,
+        # one restriction at a time: on strict only, where the solver is quick
+        **{f"{v}/solver:{r}": 0 for v in ("standard", "standard+optional") for r in ("sensible", "leftmost", "must_fill")},
     },
 )
 

@@ -276,6 +276,12 @@ def test_solver_ladder_is_consistent_with_the_rules(con):
     assert by[("standard+optional", "none")]["discards"] == "optional"
     assert [r["rung"] for r in rows if r["preset"] == "standard"] == sorted(
         r["rung"] for r in rows if r["preset"] == "standard")
+    strict = [r["restriction"] for r in rows if r["preset"] == "strict"]
+    assert strict == ["none", "sensible", "leftmost", "must_fill", "sensible+leftmost+must_fill"]
+    for r in rows:
+        if r["preset"] == "strict" and r["gave_up"] == 0:
+            # A restriction removes choices: its wins are among the unrestricted solver's.
+            assert r["rung_wins"] <= r["base_wins"] and r["base_deals"] == r["deals"]
 
 
 def test_rebuild_reuses_checked_decks_of_the_previous_catalog(data, tmp_path):

@@ -5,12 +5,14 @@ report, artifacts); Ray does the fan-out inside the one ``run_on_ray`` task,
 so thousands of batches never become thousands of Prefect task runs.
 
 Retries: a step that touches the cluster or the storage retries after a delay
-(a Ray node lost, an object store hiccup, a lock held by a driver that is just
-finishing). A retry resumes: the pipeline skips finished batches, and every
-file is renamed into place whole, so a failed attempt leaves valid data. A
-user error (bad spec, unknown policy, unreachable folder: ``UserError`` or a
+(a batch that failed on every Ray attempt because a node or the object store
+was away, a read that timed out). A retry resumes: the pipeline skips finished
+batches, and every file is renamed into place whole, so a failed attempt
+leaves valid data. A user error (bad spec, unknown policy, unwritable folder,
+unreachable cluster, data folder locked by another run: ``UserError`` or a
 ``ValueError``) or a dataset that fails verification is never retried: the
 same input fails the same way, so the run fails at once with the message.
+Planning has no retries at all: it only reads the spec and the manifests.
 """
 
 from __future__ import annotations

@@ -200,18 +200,18 @@ def test_a_batch_that_keeps_failing_ends_the_run_naming_it_and_keeps_the_rest(fi
     base = with_overrides(spec, data=str(tmp_path), policies="greedy", variants="standard", deals=500)
 
     def fail_one(job):
-        if job.first == 205:
+        if job.first == 405:  # the last batch: every other one is submitted before it fails
             raise RuntimeError("disk on fire")
         return run_batch(job)
 
     with pytest.raises(BatchFailedError) as err:
         execute_run(base, progress=False, max_retries=1, batch_fn=fail_one, max_in_flight=2)
     msg = str(err.value)
-    assert "standard × greedy, deals 205..304 of seed 11" in msg and "disk on fire" in msg
+    assert "standard × greedy, deals 405..504 of seed 11" in msg and "disk on fire" in msg
     m = read_manifest(DataStore(str(tmp_path)), base.run_id)
-    assert m.state == "failed" and [b.first for b in m.batches if b.state == "failed"] == [205]
+    assert m.state == "failed" and [b.first for b in m.batches if b.state == "failed"] == [405]
     res = verify_run(str(tmp_path), base.run_id)
-    assert res.problems == ["standard/greedy: deals 205..304 missing"]
+    assert res.problems == ["standard/greedy: deals 405..504 missing"]
     s = execute_run(base, progress=False)  # fixed: the same spec resumes
     assert s.rows_written == 100
     assert verify_run(str(tmp_path), base.run_id).ok

@@ -105,18 +105,18 @@ def _sha256_file(path: Path) -> str:
     return h.hexdigest()
 
 
-def score_summary(score_distribution: list[dict]) -> list[dict]:
+def score_summary(score_distribution) -> list[dict]:
     """Per (variant, policy): deals, median score, and how many deals reach 40, 44 and 48.
 
-    Shaped with Polars from the score_distribution rows (a dataframe pivot reads
-    better than SQL here); ``median`` is the smallest score s with at least half of
-    the deals at or below s.
+    Shaped with Polars from the score_distribution query's Arrow table (DuckDB hands
+    it over as Arrow; a dataframe pivot reads better than SQL here). ``median`` is
+    the smallest score s with at least half of the deals at or below s.
     """
     import polars as pl
 
-    if not score_distribution:
+    if score_distribution.num_rows == 0:
         return []
-    df = pl.DataFrame(score_distribution)
+    df = pl.from_arrow(score_distribution)
     totals = df.group_by("variant", "policy", "kind").agg(pl.col("deals").sum().alias("total"))
     cum = (
         df.sort("variant", "policy", "score")
@@ -246,7 +246,8 @@ def collect(data: str | os.PathLike) -> dict:
     catalog = build_catalog(data)
     con = duckdb.connect(str(catalog), read_only=True)
     try:
-        tables = {name: _rows(run_query(con, name)) for name in REPORT_QUERIES}
+        arrow = {name: run_query(con, name) for name in REPORT_QUERIES}
+        tables = {name: _rows(t) for name, t in arrow.items()}
         total_rows = con.execute("SELECT count(*) FROM results").fetchall()[0][0]
         distinct_deals = con.execute("SELECT count(*) FROM deals").fetchall()[0][0]
         seeds = [r[0] for r in con.execute("SELECT DISTINCT seed FROM results ORDER BY seed").fetchall()]
@@ -273,7 +274,7 @@ def collect(data: str | os.PathLike) -> dict:
         "tables": {
             **tables,
             "claim_readings": claim_readings(tables["claims"]),
-            "score_summary": score_summary(tables["score_distribution"]),
+            "score_summary": score_summary(arrow["score_distribution"]),
         },
         "provenance": {
             "result_rows": total_rows,

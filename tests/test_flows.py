@@ -169,6 +169,22 @@ def test_mirror_copies_new_and_changed_files_and_drops_removed_ones(tmp_path):
     assert local_folder_for("s3://bucket/acesup/", tmp_path) == str(tmp_path / "s3_bucket_acesup")
 
 
+def test_retries_are_for_hiccups_not_for_user_errors():
+    from prefect.states import Failed
+
+    from flows.tasks import DatasetInvalid, worth_retrying
+    from pipeline.execute import BatchFailedError
+
+    def retried(exc):
+        return worth_retrying(None, None, Failed(data=exc))
+
+    assert retried(BatchFailedError("batch failed after 3 retries: connection reset"))
+    assert retried(OSError("s3 timeout"))
+    assert not retried(UserError("spec field 'deals': ..."))
+    assert not retried(ValueError("unknown policy 'greedier'"))
+    assert not retried(DatasetInvalid("2 keys twice"))
+
+
 # -- the nightly flow, end to end ---------------------------------------------------------------
 
 
@@ -254,6 +270,17 @@ def test_nightly_flow_end_to_end_then_next_block(prefect_harness, ray_local, tmp
     assert_keys_unique(table)
     assert verify_run(str(data), result["run_id"]).ok
     assert BACKFILL_KEY in flow_artifacts(state.state_details.flow_run_id)
+
+
+def test_bad_spec_fails_the_night_at_once(prefect_harness, tmp_path):
+    from flows.nightly import nightly_odds
+
+    spec_file = write_spec(tmp_path, SMALL_SPEC.replace('"greedy"', '"greedier"'))
+    state = nightly_odds(spec_file=spec_file, data=str(tmp_path / "data"), return_state=True)
+    assert state.is_failed()
+    with pytest.raises(UserError, match="unknown policy 'greedier'"):
+        state.result()
+    assert not (tmp_path / "data").exists(), "nothing may run after a bad spec"
 
 
 def test_failed_night_leaves_valid_data_and_the_next_night_completes(prefect_harness, ray_local, tmp_path,

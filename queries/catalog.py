@@ -266,6 +266,17 @@ def _materialize_deals(con, previous: Path | None = None) -> tuple[int, int]:
     return reused + int(pairs.num_rows), reused
 
 
+def _remove_abandoned_builds(data: Path) -> None:
+    """Delete half-built catalogs left by a build whose process is gone (killed mid-build)."""
+    for p in data.glob(CATALOG_NAME + ".building-*"):
+        pid = p.name.rsplit("-", 1)[-1].split(".")[0]
+        if pid.isdigit() and int(pid) != os.getpid() and not Path(f"/proc/{pid}").exists():
+            try:
+                p.unlink()
+            except OSError:
+                pass  # another builder removed it first
+
+
 def build_catalog(data: str | os.PathLike) -> Path:
     """Build (or rebuild) ``DATA/acesup.duckdb`` as the module docstring says; return its path.
 
@@ -279,6 +290,7 @@ def build_catalog(data: str | os.PathLike) -> Path:
 
     data = local_data_folder(data)
     final = data / CATALOG_NAME
+    _remove_abandoned_builds(data)
     tmp = data / (CATALOG_NAME + f".building-{os.getpid()}")
     for p in (tmp, Path(str(tmp) + ".wal")):
         if p.exists():

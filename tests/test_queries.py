@@ -308,3 +308,13 @@ def test_rebuild_reuses_checked_decks_of_the_previous_catalog(data, tmp_path):
     with duckdb.connect(str(catalog_path(copy)), read_only=True) as c:
         rows = c.execute("SELECT seed, deal, deck FROM deals ORDER BY deal LIMIT 5").fetchall()
     assert all(deck == format_deck(deal(s, d)) for s, d, deck in rows)
+
+
+def test_half_built_catalog_of_a_dead_process_is_removed(tmp_path):
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    pid = int(dead.stdout)
+    leftover = tmp_path / f"acesup.duckdb.building-{pid}"
+    leftover.write_bytes(b"half a catalog")
+    (tmp_path / f"acesup.duckdb.building-{pid}.wal").write_bytes(b"x")
+    build_catalog(tmp_path)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["acesup.duckdb"]

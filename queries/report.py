@@ -250,6 +250,12 @@ def collect(data: str | os.PathLike) -> dict:
         tables = {name: _rows(t) for name, t in arrow.items()}
         total_rows = con.execute("SELECT count(*) FROM results").fetchall()[0][0]
         distinct_deals = con.execute("SELECT count(*) FROM deals").fetchall()[0][0]
+        # The key (seed, deal, variant, policy) is unique by the pipeline's contract; a
+        # duplicate would count a deal twice, so the report checks and shows it.
+        duplicate_keys = con.execute(
+            "SELECT (SELECT count(*) FROM results) "
+            "- (SELECT count(*) FROM (SELECT DISTINCT seed, deal, variant, policy FROM results))"
+        ).fetchall()[0][0]
         seeds = [r[0] for r in con.execute("SELECT DISTINCT seed FROM results ORDER BY seed").fetchall()]
     finally:
         con.close()
@@ -279,6 +285,7 @@ def collect(data: str | os.PathLike) -> dict:
         "provenance": {
             "result_rows": total_rows,
             "distinct_deals": distinct_deals,
+            "duplicate_keys": duplicate_keys,
             "seeds": seeds,
             "result_files": len(files),
             "dataset_sha256": dataset_sha,
@@ -663,6 +670,7 @@ def render_markdown(doc: dict) -> str:
            f"- result files: {num(p['result_files'])}, rows: {num(p['result_rows'])}, "
            f"dataset sha256 (over every file's path and sha256): `{p['dataset_sha256']}`",
            f"- seeds: {', '.join(str(s) for s in p['seeds']) or '—'}",
+           f"- rows repeating a key (seed, deal, variant, policy) of another row: {num(p['duplicate_keys'])}",
            "- build time, git commit and library versions: report/build.json (kept out of this file so that "
            "a rebuild from the same data is byte-identical)",
            "- every file's path, rows and sha256: report.json (provenance.files)", "",
@@ -823,7 +831,8 @@ def render_html(doc: dict, info: dict) -> str:
           f"<li>result files: {num(p['result_files'])}, rows: {num(p['result_rows'])}, dataset sha256 "
           f"<code>{escape(p['dataset_sha256'])}</code> (over every file's path and sha256; each file is listed in "
           f"report.json)</li>",
-          f"<li>seeds: {escape(', '.join(str(s) for s in p['seeds']) or '—')}</li>", "</ul>",
+          f"<li>seeds: {escape(', '.join(str(s) for s in p['seeds']) or '—')}</li>",
+          f"<li>rows repeating a key (seed, deal, variant, policy) of another row: {num(p['duplicate_keys'])}</li>", "</ul>",
           "<h3>Runs</h3>", _html_table(*_runs_table(doc)), "<h3>Deals covered</h3>", _html_table(*_coverage_table(doc)),
           "<h3>Queries and code</h3>", _html_table(*_query_table(doc)),
           "<details><summary>Result files</summary>",

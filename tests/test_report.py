@@ -117,6 +117,7 @@ def test_provenance_is_recomputed_from_the_files(doc_a, data_a):
     df = raw_results(data_a)
     assert p["result_rows"] == df.height
     assert p["distinct_deals"] == df.select("seed", "deal").unique().height
+    assert p["duplicate_keys"] == df.height - df.select("seed", "deal", "variant", "policy").unique().height == 0
     assert p["seeds"] == sorted(set(df["seed"].to_list()))
     files = sorted(data_a.glob("results/*/*/*.parquet"))
     assert [f["path"] for f in p["files"]] == [f.relative_to(data_a).as_posix() for f in files]

@@ -166,3 +166,43 @@ def test_prefect_deploy_reads_prefect_yaml(prefect_harness):
     assert sched.schedule.cron == DEFAULT_CRON and sched.schedule.timezone == "UTC"
     # Flow runs happen in the folder `prefect deploy` ran in (its ./acesup-data is the default data).
     assert dep.pull_steps == [{"prefect.deployments.steps.set_working_directory": {"directory": str(ROOT)}}]
+
+
+@pytest.mark.slow
+def test_served_deployment_runs_a_night(prefect_harness, tmp_path):
+    """A run of the served deployment (what the cron tick starts) executes the flow in a subprocess."""
+    from prefect.client.orchestration import get_client
+
+    spec = tmp_path / "nightly.toml"
+    spec.write_text('seed = 5\ndeals = 60\nvariants = ["standard"]\npolicies = ["greedy"]\nbatch_size = 30\n')
+    data = tmp_path / "data"
+    env = _api_env()
+    env["PREFECT_RUNNER_POLL_FREQUENCY"] = "2"
+    cmd = [sys.executable, "-m", "pipeline.cli", "serve", "--spec", str(spec), "--data", str(data)]
+    proc = subprocess.Popen(cmd, env=env, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True, start_new_session=True)
+    try:
+        dep = _read_deployment(150, lambda d: d.parameters.get("spec_file") == str(spec))
+        assert dep is not None and proc.poll() is None
+        with get_client(sync_client=True) as client:
+            run = client.create_flow_run_from_deployment(dep.id)
+            deadline = time.monotonic() + 400
+            while time.monotonic() < deadline:
+                run = client.read_flow_run(run.id)
+                if run.state.is_final():
+                    break
+                time.sleep(2)
+        assert run.state.is_completed(), run.state
+        from pipeline.manifest import list_runs
+
+        (info,) = list_runs(str(data))
+        assert info.covered_rows == info.requested_rows == 60
+        assert (data / "report" / "index.html").is_file()
+    finally:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGINT)
+            try:
+                proc.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()

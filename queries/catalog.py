@@ -440,8 +440,23 @@ def run_query(con, name: str, **params):
 
 
 def connect_readonly(data: str | os.PathLike):
-    """A read-only DuckDB connection to the (current) catalog of ``data``."""
+    """A read-only DuckDB connection to the catalog of ``data``, refreshed first if it is stale.
+
+    If the data folder is not writable, an existing catalog is used as it is (with a
+    warning on standard error); without one, UserError says what to do.
+    """
+    import sys
+
     import duckdb
 
-    path = ensure_catalog(data)
+    from pipeline.errors import UserError
+
+    try:
+        path = ensure_catalog(data)
+    except OSError as exc:
+        path = catalog_path(data)
+        if not path.exists():
+            raise UserError(f"cannot build the catalog {str(path)!r}: {exc}; run 'acesup report' as a user "
+                            f"who may write the data folder, or copy the folder") from None
+        print(f"acesup: warning: the catalog {str(path)!r} may be stale (cannot rebuild it: {exc})", file=sys.stderr)
     return duckdb.connect(str(path), read_only=True)

@@ -180,9 +180,43 @@ def _make_reporter(progress, total: int, label: str):
     if isinstance(progress, Progress):
         return progress, progress.update
     if callable(progress):
-        return None, lambda done: progress(done, total)
+        return None, lambda done, left=None: progress(done, total)
     bar = Progress(total, label=label)
     return bar, bar.update
+
+
+class WorkEstimate:
+    """Seconds left, from each variant × policy's measured worker seconds per game.
+
+    Work left = sum over unfinished batches of rows × that pair's seconds per game
+    (pairs not measured yet: the slowest measured rate); divided by the work the
+    cluster has been getting done per wall second.
+    """
+
+    def __init__(self, jobs: list[BatchJob]):
+        self.t0 = time.monotonic()
+        self.left_rows: dict[tuple[str, str], int] = {}
+        for j in jobs:
+            self.left_rows[(j.variant, j.policy)] = self.left_rows.get((j.variant, j.policy), 0) + j.rows
+        self.secs: dict[tuple[str, str], float] = {}
+        self.rows: dict[tuple[str, str], int] = {}
+        self.work_done = 0.0
+
+    def finished(self, job: BatchJob, seconds: float) -> None:
+        key = (job.variant, job.policy)
+        self.left_rows[key] -= job.rows
+        self.secs[key] = self.secs.get(key, 0.0) + seconds
+        self.rows[key] = self.rows.get(key, 0) + job.rows
+        self.work_done += seconds
+
+    def seconds_left(self) -> float | None:
+        if not self.rows:
+            return None
+        rates = {k: self.secs[k] / self.rows[k] for k in self.rows}
+        worst = max(rates.values())
+        work_left = sum(n * rates.get(k, worst) for k, n in self.left_rows.items())
+        speed = self.work_done / max(time.monotonic() - self.t0, 1e-9)
+        return work_left / speed if speed > 0 else None
 
 
 def _run_jobs(store: DataStore, plan: Plan, summary: RunSummary, progress, max_in_flight,
@@ -197,6 +231,7 @@ def _run_jobs(store: DataStore, plan: Plan, summary: RunSummary, progress, max_i
     task = _batch_task().options(max_retries=max_retries, retry_exceptions=True)
     fn_ref = ray.put(batch_fn) if batch_fn is not None else None
     pending = deque(plan.jobs)
+    estimate = WorkEstimate(plan.jobs)
     inflight: dict = {}
     failure: tuple[BatchJob, BaseException] | None = None
     limit_checked = 0.0
@@ -233,8 +268,9 @@ def _run_jobs(store: DataStore, plan: Plan, summary: RunSummary, progress, max_i
                 summary.batches_reused += done.reused
                 summary.engine_seconds += done.engine_seconds
                 summary.nodes[done.node] = summary.nodes.get(done.node, 0) + 1
+                estimate.finished(job, done.seconds)
             if report:
-                report(summary.rows_written)
+                report(summary.rows_written, left=estimate.seconds_left())
             if time.monotonic() - last_write >= MANIFEST_WRITE_SECONDS:
                 write_manifest(store, m)
                 last_write = time.monotonic()

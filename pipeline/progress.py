@@ -45,11 +45,14 @@ class Progress:
         self.start = time.monotonic()
         self.last_emit = 0.0
         self.done = 0
+        self.left: float | None = None
 
     def line(self) -> str:
         elapsed = time.monotonic() - self.start
         rate = self.done / elapsed if elapsed > 0 else 0.0
-        left = (self.total - self.done) / rate if rate > 0 else float("nan")
+        left = self.left
+        if left is None:
+            left = (self.total - self.done) / rate if rate > 0 else float("nan")
         frac = self.done / self.total if self.total else 1.0
         head = f"{self.label}: " if self.label else ""
         if self.tty:
@@ -61,8 +64,11 @@ class Progress:
         return (f"{head}{self.done:,} of {self.total:,} games ({frac:.1%}), {rate:,.0f} games/s, "
                 f"about {format_duration(left)} left")
 
-    def update(self, done: int, *, force: bool = False) -> None:
+    def update(self, done: int, *, left: float | None = None, force: bool = False) -> None:
+        """Record ``done`` games; ``left``: the caller's estimate of seconds left (players differ
+        in cost by 1000x, so games per second alone predict badly)."""
         self.done = int(done)
+        self.left = left
         now = time.monotonic()
         if not force and now - self.last_emit < self.interval:
             return
@@ -74,7 +80,7 @@ class Progress:
         self.stream.flush()
 
     def close(self) -> None:
-        self.update(self.done, force=True)
+        self.update(self.done, left=0.0, force=True)
         if self.tty:
             self.stream.write("\n")
             self.stream.flush()

@@ -1,0 +1,109 @@
+"""Pipeline pieces without Ray: progress output, the data folder lock, reconciling files and manifests."""
+
+import io
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from pipeline.errors import UserError
+from pipeline.manifest import Manifest, read_manifest, write_manifest
+from pipeline.plan import LOCK, DataLock, plan_run
+from pipeline.progress import Progress
+from pipeline.spec import load_spec
+from pipeline.storage import DataStore, batch_path, parquet_bytes, result_table
+from pipeline.worker import BatchJob, run_batch
+
+
+class FakeTty(io.StringIO):
+    def isatty(self):
+        return True
+
+
+def test_progress_logs_plain_lines_off_a_terminal_and_redraws_on_one():
+    log = io.StringIO()
+    p = Progress(1000, label="acesup run x", stream=log, interval=0.0)
+    p.update(250)
+    p.update(1000, left=0.0)
+    p.close()
+    lines = log.getvalue().splitlines()
+    assert lines[0].startswith("acesup run x: 250 of 1,000 games (25.0%), ")
+    assert lines[-1].startswith("acesup run x: 1,000 of 1,000 games (100.0%)") and lines[-1].endswith("about 0:00 left")
+    tty = FakeTty()
+    p = Progress(200, stream=tty)
+    p.update(50, left=75.0, force=True)
+    p.close()
+    out = tty.getvalue()
+    assert out.startswith("\r[######..................] 50/200 games  25.0%") and "1:15 left" in out
+    assert out.endswith("\n") and out.count("\n") == 1
+
+
+def test_the_lock_refuses_a_live_driver_and_takes_over_a_dead_ones(tmp_path):
+    store = DataStore(str(tmp_path))
+    store.check_writable()
+    with DataLock(store):
+        with pytest.raises(UserError, match="this process already runs a job"):
+            DataLock(store).acquire()
+    assert not store.exists(LOCK)
+    other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        store.write_atomic(LOCK, json.dumps({"host": os.uname().nodename, "pid": other.pid, "since": 0}).encode())
+        with pytest.raises(UserError, match=f"another acesup run .*pid {other.pid}.* is writing"):
+            DataLock(store).acquire()
+    finally:
+        other.kill()
+        other.wait()
+    with DataLock(store):  # its driver is dead: the lock is stale
+        assert json.loads(store.read_bytes(LOCK))["pid"] == os.getpid()
+
+
+def _write_batch(store, spec, variant, policy, first, last):
+    job = BatchJob(store.location, spec.run_id, spec.seed, variant, policy, first, last)
+    return run_batch(job)
+
+
+def test_planning_adopts_valid_orphans_quarantines_bad_ones_and_removes_temps(tmp_path):
+    spec = load_spec(None, seed=4, deals=300, variants="strict", policies="nomove", batch_size=100,
+                     data=str(tmp_path))
+    store = DataStore(spec.data)
+    store.check_writable()
+    first = plan_run(store, spec)
+    assert [(j.first, j.last) for j in first.jobs] == [(0, 99), (100, 199), (200, 299)]
+    # a worker finished batch 0..99 but the driver died before recording it
+    good = _write_batch(store, spec, "strict", "nomove", 0, 99)
+    # a file claiming 100..199 that holds other rows (never written by this pipeline)
+    cols = {"score": np.zeros(5, np.int8), "won": np.zeros(5, bool), "moves": np.zeros(5, np.int16),
+            "decisions": np.zeros(5, np.int16)}
+    bad = batch_path("strict", "nomove", spec.run_id, 100, 199)
+    store.write_atomic(bad, parquet_bytes(result_table(spec.run_id, 4, "strict", "nomove", 100, cols,
+                                                       engine_version="x")))
+    tmp = "results/variant=strict/policy=nomove/.leftover.parquet.1234abcd.tmp"
+    store.write_atomic(tmp, b"half a file")
+    plan = plan_run(store, spec)
+    assert plan.adopted == [good.path]
+    assert len(plan.quarantined) == 1 and plan.quarantined[0].startswith(bad) and "holds 5 rows" in plan.quarantined[0]
+    assert store.exists(f"quarantine/{bad}") and not store.exists(bad) and not store.exists(tmp)
+    assert [(j.first, j.last) for j in plan.jobs] == [(100, 199), (200, 299)]
+    m = read_manifest(store, spec.run_id)
+    (rec,) = [b for b in m.done()]
+    assert (rec.first, rec.last, rec.sha256, rec.bytes) == (0, 99, good.sha256, good.bytes)
+
+
+def test_a_rewritten_batch_reuses_a_finished_file(tmp_path):
+    spec = load_spec(None, seed=4, deals=100, variants="strict", policies="nomove", data=str(tmp_path))
+    store = DataStore(spec.data)
+    a = _write_batch(store, spec, "strict", "nomove", 0, 99)
+    b = _write_batch(store, spec, "strict", "nomove", 0, 99)
+    assert not a.reused and b.reused and (a.sha256, a.bytes) == (b.sha256, b.bytes)
+
+
+def test_manifest_json_round_trip(tmp_path):
+    store = DataStore(str(tmp_path))
+    m = Manifest(run_id="0123456789ab", seed=1, start=0, spec={"deals": 3}, requested={"standard/greedy": [0, 2]})
+    write_manifest(store, m)
+    back = read_manifest(store, "0123456789ab")
+    assert back.to_json() == m.to_json()
+    assert json.loads(back.to_json())["covered"] == {}

@@ -188,9 +188,9 @@ def _make_reporter(progress, total: int, label: str):
 class WorkEstimate:
     """Seconds left, from each variant × policy's measured worker seconds per game.
 
-    Work left = sum over unfinished batches of rows × that pair's seconds per game
-    (pairs not measured yet: the slowest measured rate); divided by the work the
-    cluster has been getting done per wall second.
+    Work left = sum over unfinished batches of rows × that pair's seconds per game,
+    divided by the work the cluster has been getting done per wall second; None
+    (unknown) while some pair with work left has no finished batch yet.
     """
 
     def __init__(self, jobs: list[BatchJob]):
@@ -212,9 +212,9 @@ class WorkEstimate:
     def seconds_left(self) -> float | None:
         if not self.rows:
             return None
-        rates = {k: self.secs[k] / self.rows[k] for k in self.rows}
-        worst = max(rates.values())
-        work_left = sum(n * rates.get(k, worst) for k, n in self.left_rows.items())
+        if any(n > 0 and k not in self.rows for k, n in self.left_rows.items()):
+            return None
+        work_left = sum(n * self.secs[k] / self.rows[k] for k, n in self.left_rows.items() if n > 0)
         speed = self.work_done / max(time.monotonic() - self.t0, 1e-9)
         return work_left / speed if speed > 0 else None
 

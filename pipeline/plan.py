@@ -204,10 +204,24 @@ def reconcile(store: DataStore, manifests: dict[str, Manifest]) -> tuple[list[st
     return adopted, quarantined, lost
 
 
-def _job_order(job: BatchJob) -> tuple:
-    # Slow players first, so a long solver batch does not straggle at the end of the run.
-    slow = job.policy.startswith(("solver", "pimc"))
-    return (not slow, job.variant, job.policy, job.first)
+def order_jobs(jobs: list[BatchJob]) -> list[BatchJob]:
+    """The order batches are submitted in.
+
+    One batch of every pair first (so the time-left estimate knows every pair's
+    cost early), then slow players first, so a long solver batch does not
+    straggle at the end of the run.
+    """
+    firsts = {}
+    for j in jobs:
+        key = (j.variant, j.policy)
+        if key not in firsts or j.first < firsts[key]:
+            firsts[key] = j.first
+
+    def key(job: BatchJob) -> tuple:
+        slow = job.policy.startswith(("solver", "pimc"))
+        return (job.first != firsts[(job.variant, job.policy)], not slow, job.variant, job.policy, job.first)
+
+    return sorted(jobs, key=key)
 
 
 def plan_run(store: DataStore, spec: RunSpec) -> Plan:
@@ -238,13 +252,13 @@ def plan_run(store: DataStore, spec: RunSpec) -> Plan:
             for x, y in batch_grid(ga, gb, spec.start, spec.batch_size_for(v, p)):
                 jobs.append(BatchJob(store.location, run_id, spec.seed, v, p, x, y, spec.lines,
                                      spec.node_limit, ev))
-    jobs.sort(key=_job_order)
+    jobs = order_jobs(jobs)
     for j in jobs:
         m.batches.append(BatchRecord(j.variant, j.policy, j.first, j.last, "pending", j.path, j.rows))
+    requested = spec.requested()
     batches_present = sum(
         1 for mm in manifests.values() if mm.seed == spec.seed for bb in mm.done()
-        if (bb.variant, bb.policy) in spec.requested()
-        and bb.first <= spec.requested()[(bb.variant, bb.policy)][1]
+        if (bb.variant, bb.policy) in requested and bb.first <= requested[(bb.variant, bb.policy)][1]
     )
     m.state = "planned"
     m.error = None

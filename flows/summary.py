@@ -48,15 +48,15 @@ def headline_table(rows: Iterable[Mapping]) -> list[dict[str, object]]:
 
 
 def headline_lines(rows: Iterable[Mapping]) -> list[str]:
-    """One line of text per headline row, for a terminal."""
+    """One aligned line of text per headline row, for a terminal."""
     table = headline_table(rows)
     if not table:
         return []
-    wv = max(len(str(r["variant"])) for r in table)
-    wp = max(len(str(r["player"])) for r in table)
+    width = {k: max(len(str(r[k])) for r in table) for k in ("variant", "kind", "player", "95% interval", "odds")}
     return [
-        f"{r['variant']:<{wv}}  {r['player']:<{wp}}  {r['win rate']:>8} "
-        f"[{r['95% interval']}]  {r['odds']:<14} ({r['wins']:,} of {r['deals']:,} deals)"
+        f"{r['variant']:<{width['variant']}}  {r['kind']:<{width['kind']}}  {r['player']:<{width['player']}}  "
+        f"{r['win rate']:>8}  [{r['95% interval']:<{width['95% interval']}}]  {r['odds']:<{width['odds']}}  "
+        f"({r['wins']:,} of {r['deals']:,} deals)"
         for r in table
     ]
 

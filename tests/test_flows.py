@@ -128,7 +128,10 @@ def test_changes_summary_shows_before_and_after():
     assert "- **deals**: 100 -> 200" in md
     table = headline_table(after)
     assert [r["odds"] for r in table] == ["1 in 8.0", "never"]
-    assert headline_lines(after)[0].split()[:3] == ["standard", "solver", "12.500%"]
+    lines = headline_lines(after)
+    assert lines[0].split()[:4] == ["standard", "clairvoyant", "solver", "12.500%"]
+    assert lines[1].split()[:4] == ["strict", "honest", "greedy", "0.000%"]
+    assert len({line.index("[") for line in lines}) == 1, "columns are aligned"
 
 
 def test_mirror_copies_new_and_changed_files_and_drops_removed_ones(tmp_path):

@@ -1,0 +1,813 @@
+"""The exact clairvoyant solver: the best score a player who knows the stock order can reach.
+
+``solve_deck(deck, rules)`` searches every line of play of one deal and returns
+its ``max_score`` (0..48), ``won``, a game ``line`` that reaches exactly that
+score (it replays through ``game.replay``), the ``nodes`` searched and a
+``status``: ``'solved'``, or ``'gave_up'`` when ``node_limit`` stopped the
+search (``max_score`` is then only the best score found, a lower bound, and
+``won`` is False unless a win was found). ``solve_batch`` does the same for many
+decks in one compiled loop.
+
+How the search works (all in Numba, no Python per node):
+
+- **Value.** Discards are never undone and the player may stop once the stock
+  is empty (and can always go on dealing before), so the value of a position
+  is the largest score of any position reachable from it. The search is a
+  depth-first walk over every reachable position that keeps the best score
+  seen, with the line that reached it, and stops at 48 (a win).
+- **Transposition table = visited set.** Because the value is a maximum over
+  reachable positions, a position met a second time can add nothing: every
+  position below it was already scored (or cut off by a bound that the best
+  score has only grown past since). So the table needs no values, only
+  "seen", and a cycle is harmless: a position is marked when first entered.
+- **Exact key, pile order kept.** Cards reach a non-empty pile only by a deal,
+  so a pile is always an optional *foreign* bottom card (one that was moved
+  there) followed by cards dealt to that pile, in deal order. The position is
+  therefore exactly ``(set of cards on the table, stock position, foreign
+  bottom of each pile)``: a 52-bit mask plus 6 bits of stock position in one
+  ``uint64``, and four card bytes in a ``uint32``. The table stores the whole
+  key, so a hit is always the same position (no hash collisions).
+- **Bounded memory.** The table is a fixed array of 4-way buckets whatever the
+  deal; when a bucket is full the entry deepest in the deal (most stock dealt,
+  smallest subtree) is replaced. A lost entry only costs time. Cycles come only
+  from moving a lone card (the only card of its pile), which relabels piles and
+  discards nothing; the search also refuses a lone move back into a position on
+  the current run of lone moves, so it terminates even when the table forgets.
+- **Bound.** A branch is cut when no position below it can beat the best score
+  found: a card that can never be discarded is counted out (see
+  ``_upper_bound``).
+
+Action codes inside the search (``int32``): ``kind + 4*src + 16*dst + 64*depth``
+with kind 0 = deal, 1 = move, 2 = discard; ``line_text`` turns them into the
+game's action text.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numba as nb
+import numpy as np
+
+from .cards import N_CARDS, SUIT
+from .game import N_PILES, WIN_SCORE, State, new_game
+from .rules import FILL_ACE, FILL_ANY, Rules, rules_by_name, strength_table
+
+# Sizes derived from the game (see the module docstring for the bounds).
+MAX_HEIGHT = 64  # cards a pile can hold: 52 at most
+MAX_ACTIONS = 256  # legal actions of one position: easy moves (<=52*3) + deal + 4 discards
+MAX_DEPTH = 8192  # path length: <=~250 progressing actions, each followed by <=23 lone moves
+DEFAULT_TT_BITS = 20  # 2**20 entries of 16 bytes = 16 MiB
+EASY_TT_BITS = 24  # 2**24 entries = 256 MiB: easy has far more positions
+BUCKET = 4
+
+STATUS_SOLVED = 0
+STATUS_GAVE_UP = 1
+STATUS_NAMES = ("solved", "gave_up")
+
+KIND_DEAL = 0
+KIND_MOVE = 1
+KIND_DISCARD = 2
+
+_SUIT = SUIT.astype(np.int8)
+_NO_FOREIGN = 255
+
+
+@dataclass(frozen=True)
+class Solution:
+    """The result of solving one deal (see the module docstring)."""
+
+    max_score: int
+    won: bool
+    line: str
+    nodes: int
+    status: str  # 'solved' | 'gave_up'
+
+    @property
+    def solved(self) -> bool:
+        return self.status == "solved"
+
+
+@dataclass
+class SolveBatchResult:
+    """Column results of ``solve_batch``, one row per deck.
+
+    max_score: int8[N]   best score (a lower bound where status is 'gave_up')
+    won:       bool[N]   a winning line was found
+    nodes:     int64[N]  positions searched
+    status:    list[str] 'solved' | 'gave_up'
+    lines:     list[str] the best line found (None for every deck when want_lines=False)
+    moves:     int16[N]  move actions in the line
+    decisions: int16[N]  actions of the line taken where more than one action was legal
+    """
+
+    max_score: np.ndarray
+    won: np.ndarray
+    nodes: np.ndarray
+    status: list
+    lines: list | None
+    moves: np.ndarray
+    decisions: np.ndarray
+
+
+# --------------------------------------------------------------------------- compiled core
+
+
+@nb.njit(cache=True, inline="always")
+def _mix(k1, k2):
+    """splitmix64 finaliser of the two key words: the bucket index source."""
+    z = k1 ^ (np.uint64(k2) * np.uint64(0x9E3779B97F4A7C15))
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return z ^ (z >> np.uint64(31))
+
+
+@nb.njit(cache=True)
+def _tt_seen_or_add(tt_k1, tt_k2, tt_ep, k1, k2, epoch, sp, mask_bits):
+    """True when the exact key is in the table (this deck); else add it and return False.
+
+    ``tt_ep`` holds the deck's epoch (entries of other decks are free slots)
+    in its high 24 bits and the entry's stock position in the low 8 bits.
+    """
+    b = np.int64(_mix(k1, k2) & mask_bits) * BUCKET
+    victim = b
+    victim_sp = -1
+    for s in range(BUCKET):
+        i = b + s
+        e = tt_ep[i]
+        if (e >> np.uint32(8)) != epoch:
+            if victim_sp < 1000:
+                victim = i
+                victim_sp = 1000  # a free slot beats any replacement
+            continue
+        if tt_k1[i] == k1 and tt_k2[i] == k2:
+            return True
+        esp = np.int64(e & np.uint32(255))
+        if victim_sp < 1000 and esp >= victim_sp:
+            victim = i
+            victim_sp = esp
+    tt_k1[victim] = k1
+    tt_k2[victim] = k2
+    tt_ep[victim] = (epoch << np.uint32(8)) | np.uint32(sp)
+    return False
+
+
+@nb.njit(cache=True, inline="always")
+def _discardable(piles, h, i, strength, suit):
+    if h[i] == 0:
+        return False
+    c = piles[i, h[i] - 1]
+    for j in range(4):
+        if j != i and h[j] > 0:
+            o = piles[j, h[j] - 1]
+            if suit[o] == suit[c] and strength[o] > strength[c]:
+                return True
+    return False
+
+
+@nb.njit(cache=True)
+def _resolve(piles, h, strength, suit, rec_pile, rec_card, rtop):
+    """Make every forced discard; push (pile, card) of each onto the undo stack; return the new top."""
+    changed = True
+    while changed:
+        changed = False
+        for i in range(4):
+            if _discardable(piles, h, i, strength, suit):
+                h[i] -= 1
+                rec_pile[rtop] = i
+                rec_card[rtop] = piles[i, h[i]]
+                rtop += 1
+                changed = True
+                break
+    return rtop
+
+
+@nb.njit(cache=True)
+def _write_moves(piles, h, strength, fill, sensible, leftmost, out, n, which):
+    """Append the legal moves to ``out[n:]`` in game.py's order; return the new count.
+
+    which: 0 = every move, 1 = moves of a card that is not alone, 2 = lone moves only.
+    """
+    first_empty = -1
+    for p in range(4):
+        if h[p] == 0:
+            first_empty = p
+            break
+    if first_empty < 0:
+        return n
+    for src in range(4):
+        hs = h[src]
+        if hs == 0:
+            continue
+        if sensible and hs == 1:
+            continue
+        if which == 1 and hs == 1:
+            continue
+        if which == 2 and hs != 1:
+            continue
+        maxd = hs if fill == 2 else 1
+        for depth in range(maxd):
+            card = piles[src, hs - 1 - depth]
+            if fill == 1 and strength[card] != 12:
+                continue
+            for dst in range(4):
+                if h[dst] != 0:
+                    continue
+                if leftmost and dst != first_empty:
+                    continue
+                out[n] = KIND_MOVE + 4 * src + 16 * dst + 64 * depth
+                n += 1
+    return n
+
+
+@nb.njit(cache=True)
+def _gen_actions(piles, h, sp, nstock, strength, suit, fill, optional, sensible, leftmost, must_fill, out,
+                 contract_order):
+    """Write the legal actions of the position into ``out``; return how many.
+
+    ``contract_order``: game.py's order (deal, moves by src/depth/dst, discards).
+    Otherwise the search order: discards, moves of a card that is not alone,
+    deal, lone moves (a lone move only relabels piles, so it is tried last).
+    """
+    n = 0
+    can_deal = sp < nstock
+    if contract_order:
+        # moves first (to know whether must_fill blocks the deal), then shift them right by one
+        nm = _write_moves(piles, h, strength, fill, sensible, leftmost, out, 0, 0)
+        if can_deal and not (must_fill and nm > 0):
+            for i in range(nm, 0, -1):
+                out[i] = out[i - 1]
+            out[0] = KIND_DEAL
+            nm += 1
+        n = nm
+        if optional:
+            for p in range(4):
+                if _discardable(piles, h, p, strength, suit):
+                    out[n] = KIND_DISCARD + 4 * p
+                    n += 1
+        return n
+    if optional:
+        for p in range(4):
+            if _discardable(piles, h, p, strength, suit):
+                out[n] = KIND_DISCARD + 4 * p
+                n += 1
+    n0 = n
+    if not can_deal:
+        # Endgame: with the stock empty no card will ever land on a pile again, so
+        # the value depends only on the multiset of pile contents. A lone move
+        # changes nothing then, and which empty pile a card moves into does not
+        # matter: try only moves of cards that are not alone, into the first empty pile.
+        return _write_moves(piles, h, strength, fill, sensible, True, out, n, 1)
+    n = _write_moves(piles, h, strength, fill, sensible, leftmost, out, n, 1)
+    n1 = n
+    n = _write_moves(piles, h, strength, fill, sensible, leftmost, out, n, 2)
+    if can_deal and not (must_fill and n > n0):
+        # the deal goes between the moves of cards that are not alone and the lone moves
+        for i in range(n, n1, -1):
+            out[i] = out[i - 1]
+        out[n1] = KIND_DEAL
+        n += 1
+    return n
+
+
+@nb.njit(cache=True)
+def _apply(a, piles, h, stock, sp, strength, suit, optional, rec_pile, rec_card, rtop):
+    """Apply action code ``a`` (and forced discards). Returns (new sp, new undo-stack top)."""
+    kind = a & 3
+    if kind == KIND_DEAL:
+        for p in range(4):
+            piles[p, h[p]] = stock[sp + p]
+            h[p] += 1
+        sp += 4
+    elif kind == KIND_MOVE:
+        src = (a >> 2) & 3
+        dst = (a >> 4) & 3
+        depth = a >> 6
+        pos = h[src] - 1 - depth
+        card = piles[src, pos]
+        for i in range(pos, h[src] - 1):
+            piles[src, i] = piles[src, i + 1]
+        h[src] -= 1
+        piles[dst, h[dst]] = card
+        h[dst] += 1
+    else:
+        p = (a >> 2) & 3
+        h[p] -= 1
+        rec_pile[rtop] = p
+        rec_card[rtop] = piles[p, h[p]]
+        rtop += 1
+        return sp, rtop
+    if not optional:
+        rtop = _resolve(piles, h, strength, suit, rec_pile, rec_card, rtop)
+    return sp, rtop
+
+
+@nb.njit(cache=True)
+def _undo(a, piles, h, sp, rec_pile, rec_card, rtop, rbase):
+    """Undo action ``a`` whose discards are undo-stack entries rbase..rtop-1. Returns the old sp."""
+    while rtop > rbase:
+        rtop -= 1
+        p = rec_pile[rtop]
+        piles[p, h[p]] = rec_card[rtop]
+        h[p] += 1
+    kind = a & 3
+    if kind == KIND_DEAL:
+        for p in range(4):
+            h[p] -= 1
+        sp -= 4
+    elif kind == KIND_MOVE:
+        src = (a >> 2) & 3
+        dst = (a >> 4) & 3
+        depth = a >> 6
+        h[dst] -= 1
+        card = piles[dst, h[dst]]
+        pos = h[src] - depth
+        for i in range(h[src], pos, -1):
+            piles[src, i] = piles[src, i - 1]
+        piles[src, pos] = card
+        h[src] += 1
+    return sp
+
+
+@nb.njit(cache=True)
+def _key(piles, h, sp, nstock, native):
+    """The exact position key (see the module docstring): (mask | sp << 52, foreign bottoms).
+
+    With the stock empty (``sp == nstock``) pile labels no longer matter (no
+    card will land on a pile again), so the key is that of the multiset of
+    piles: the lone cards are written in ascending order into the labels not
+    held by a pile of two or more cards (254 for an empty one). A pile of two
+    or more has cards dealt to its own label above its bottom, so its label is
+    fixed by its content, and the key stays exact for the multiset.
+    """
+    k1 = np.uint64(sp) << np.uint64(52)
+    k2 = np.uint32(0)
+    for p in range(4):
+        for i in range(h[p]):
+            k1 |= np.uint64(1) << np.uint64(piles[p, i])
+    if sp < nstock:
+        for p in range(4):
+            b = np.uint32(_NO_FOREIGN)
+            if h[p] > 0 and native[piles[p, 0]] != p:
+                b = np.uint32(piles[p, 0])
+            k2 |= b << np.uint32(8 * p)
+        return k1, k2
+    lone0 = 255
+    lone1 = 255
+    lone2 = 255
+    lone3 = 255
+    nl = 0
+    for p in range(4):
+        if h[p] == 1:
+            c = piles[p, 0]
+            # insertion into a sorted list of at most 4
+            if nl == 0:
+                lone0 = c
+            elif nl == 1:
+                lone1 = c
+            elif nl == 2:
+                lone2 = c
+            else:
+                lone3 = c
+            nl += 1
+    # sort the (at most four) lone cards
+    for _ in range(3):
+        if lone0 > lone1:
+            lone0, lone1 = lone1, lone0
+        if lone1 > lone2:
+            lone1, lone2 = lone2, lone1
+        if lone2 > lone3:
+            lone2, lone3 = lone3, lone2
+    taken = 0
+    for p in range(4):
+        if h[p] >= 2:
+            b = np.uint32(_NO_FOREIGN)
+            if native[piles[p, 0]] != p:
+                b = np.uint32(piles[p, 0])
+        else:
+            if taken == 0:
+                c = lone0
+            elif taken == 1:
+                c = lone1
+            elif taken == 2:
+                c = lone2
+            else:
+                c = lone3
+            taken += 1
+            b = np.uint32(c) if c != 255 else np.uint32(254)
+        k2 |= b << np.uint32(8 * p)
+    return k1, k2
+
+
+@nb.njit(cache=True)
+def _upper_bound(piles, h, sp, smax, strength, suit, fill):
+    """An upper bound of the score of every position reachable from this one.
+
+    48 minus the cards that can never be discarded. In ``strict`` only the top
+    rank moves and only top cards leave a pile, so a card that is not the top
+    rank stays where it is until discarded; it never can be when every higher
+    card of its suit that is still in play (not discarded) lies *below* it in
+    its own pile: none is in the stock (``smax[sp, suit]``, the highest
+    strength of the suit left in the stock), on another pile, or above it.
+    Such a card, and every card under it, stays forever. In the other variants
+    any top card may move to an empty pile, which can uncover the higher card,
+    so no card is provably dead this way and the bound is 48 (only the win
+    stops the search early).
+    """
+    if fill != 1:
+        return WIN_SCORE
+    dead = 0
+    for p in range(4):
+        for i in range(h[p] - 1, -1, -1):
+            c = piles[p, i]
+            s = suit[c]
+            sc = strength[c]
+            if sc == 12 or smax[sp, s] > sc:
+                continue
+            alive_elsewhere = False
+            for q in range(4):
+                lo = i + 1 if q == p else 0
+                for j in range(lo, h[q]):
+                    o = piles[q, j]
+                    if suit[o] == s and strength[o] > sc:
+                        alive_elsewhere = True
+                        break
+                if alive_elsewhere:
+                    break
+            if alive_elsewhere:
+                continue
+            for j in range(i + 1):
+                if strength[piles[p, j]] != 12:
+                    dead += 1
+            break
+    return WIN_SCORE - dead
+
+
+@nb.njit(cache=True)
+def _search(stock, nstock, smax, piles, h, start_score, strength, suit, native, fill, optional, sensible,
+            leftmost, must_fill, node_limit, tt_k1, tt_k2, tt_ep, tt_mask, epoch,
+            acts, nacts, idx, path, lone, keys1, keys2, rbase, rec_pile, rec_card, best_line):
+    """Depth-first search from the position (piles, h, stock[0:nstock]); see the module docstring.
+
+    Returns (best score, best line length, nodes, status); ``best_line[:length]``
+    holds the action codes of the best line. ``piles`` and ``h`` are scratch:
+    their content is undefined afterwards. ``node_limit`` <= 0 means no limit.
+    """
+    sp = 0
+    rtop = 0
+    score = start_score
+    best = score
+    best_len = 0
+    nodes = 1
+    status = STATUS_SOLVED
+    k1, k2 = _key(piles, h, sp, nstock, native)
+    _tt_seen_or_add(tt_k1, tt_k2, tt_ep, k1, k2, epoch, sp, tt_mask)
+    if best >= WIN_SCORE:
+        return best, 0, nodes, status
+    if _upper_bound(piles, h, sp, smax, strength, suit, fill) <= best:
+        return best, 0, nodes, status
+    keys1[0] = k1
+    keys2[0] = k2
+    nacts[0] = _gen_actions(piles, h, sp, nstock, strength, suit, fill, optional, sensible, leftmost,
+                            must_fill, acts[0], False)
+    idx[0] = 0
+    k = 0
+    while True:
+        if idx[k] >= nacts[k]:
+            # every child of the position at depth k is done: step back
+            if k == 0:
+                break
+            k -= 1
+            score -= rtop - rbase[k]
+            sp = _undo(path[k], piles, h, sp, rec_pile, rec_card, rtop, rbase[k])
+            rtop = rbase[k]
+            continue
+        a = acts[k, idx[k]]
+        idx[k] += 1
+        is_lone = (a & 3) == KIND_MOVE and h[(a >> 2) & 3] == 1
+        rbase[k] = rtop
+        sp, rtop = _apply(a, piles, h, stock, sp, strength, suit, optional, rec_pile, rec_card, rtop)
+        score += rtop - rbase[k]
+        path[k] = a
+        lone[k] = is_lone
+        n1, n2 = _key(piles, h, sp, nstock, native)
+        skip = False
+        if is_lone:
+            # cycle guard: never step back onto a position of the current run of lone moves
+            j = k
+            while True:
+                if keys1[j] == n1 and keys2[j] == n2:
+                    skip = True
+                    break
+                if j == 0 or not lone[j - 1]:
+                    break
+                j -= 1
+        if not skip:
+            skip = _tt_seen_or_add(tt_k1, tt_k2, tt_ep, n1, n2, epoch, sp, tt_mask)
+        if not skip:
+            if node_limit > 0 and nodes >= node_limit:
+                status = STATUS_GAVE_UP
+                break
+            if k + 2 >= MAX_DEPTH:
+                status = STATUS_GAVE_UP  # unreachable by the bound on path length; never claim an answer
+                break
+            nodes += 1
+            if score > best:
+                best = score
+                best_len = k + 1
+                for i in range(k + 1):
+                    best_line[i] = path[i]
+                if best >= WIN_SCORE:
+                    break
+            if _upper_bound(piles, h, sp, smax, strength, suit, fill) > best:
+                k += 1
+                keys1[k] = n1
+                keys2[k] = n2
+                nacts[k] = _gen_actions(piles, h, sp, nstock, strength, suit, fill, optional, sensible,
+                                        leftmost, must_fill, acts[k], False)
+                idx[k] = 0
+                continue
+        # the child was seen before or cannot beat the best: undo it
+        score -= rtop - rbase[k]
+        sp = _undo(a, piles, h, sp, rec_pile, rec_card, rtop, rbase[k])
+        rtop = rbase[k]
+    return best, best_len, nodes, status
+
+
+@nb.njit(cache=True)
+def _stock_max(stock, nstock, strength, suit):
+    """``int8[nstock+1, 4]``: the highest strength of each suit in ``stock[sp:]`` (-1 if none)."""
+    smax = np.full((nstock + 1, 4), -1, np.int8)
+    for sp in range(nstock - 1, -1, -1):
+        for s in range(4):
+            smax[sp, s] = smax[sp + 1, s]
+        c = stock[sp]
+        if strength[c] > smax[sp, suit[c]]:
+            smax[sp, suit[c]] = strength[c]
+    return smax
+
+
+@nb.njit(cache=True)
+def _line_stats(piles, h, stock, nstock, strength, suit, fill, optional, sensible, leftmost, must_fill,
+                line, nline, scratch, rec_pile, rec_card):
+    """Replay ``line`` from (piles, h): (move actions, actions taken where >1 action was legal, score gained)."""
+    sp = 0
+    rtop = 0
+    moves = 0
+    decisions = 0
+    for i in range(nline):
+        n = _gen_actions(piles, h, sp, nstock, strength, suit, fill, optional, sensible, leftmost, must_fill,
+                         scratch, True)
+        if n > 1:
+            decisions += 1
+        a = line[i]
+        if (a & 3) == KIND_MOVE:
+            moves += 1
+        sp, rtop = _apply(a, piles, h, stock, sp, strength, suit, optional, rec_pile, rec_card, rtop)
+    return moves, decisions, rtop
+
+
+class _Workspace:
+    """Per-process search buffers and transposition table, reused across calls (compiled once)."""
+
+    def __init__(self, tt_bits: int):
+        size = (1 << tt_bits) * BUCKET
+        self.tt_bits = tt_bits
+        self.tt_k1 = np.zeros(size, np.uint64)
+        self.tt_k2 = np.zeros(size, np.uint32)
+        self.tt_ep = np.zeros(size, np.uint32)
+        self.epoch = 0
+        self.acts = np.zeros((MAX_DEPTH, MAX_ACTIONS), np.int32)
+        self.nacts = np.zeros(MAX_DEPTH, np.int32)
+        self.idx = np.zeros(MAX_DEPTH, np.int32)
+        self.path = np.zeros(MAX_DEPTH, np.int32)
+        self.lone = np.zeros(MAX_DEPTH, np.bool_)
+        self.keys1 = np.zeros(MAX_DEPTH, np.uint64)
+        self.keys2 = np.zeros(MAX_DEPTH, np.uint32)
+        self.rbase = np.zeros(MAX_DEPTH, np.int32)
+        self.rec_pile = np.zeros(64, np.int32)
+        self.rec_card = np.zeros(64, np.int32)
+        self.best_line = np.zeros(MAX_DEPTH, np.int32)
+
+    def next_epochs(self, count: int) -> int:
+        """Reserve ``count`` fresh epochs (one per search); returns the first. Clears the table on wrap."""
+        if self.epoch + count + 1 >= (1 << 24):
+            self.tt_ep[:] = 0
+            self.epoch = 0
+        first = self.epoch + 1
+        self.epoch += count
+        return first
+
+
+_WORKSPACES: dict[int, _Workspace] = {}
+
+
+def tt_bits_for(rules: Rules) -> int:
+    """The transposition table size (log2 of buckets) used for a rule set."""
+    return EASY_TT_BITS if rules.fill == FILL_ANY else DEFAULT_TT_BITS
+
+
+def _workspace(tt_bits: int) -> _Workspace:
+    ws = _WORKSPACES.get(tt_bits)
+    if ws is None:
+        # keep at most one large table alive: drop the others before allocating
+        _WORKSPACES.clear()
+        ws = _WORKSPACES[tt_bits] = _Workspace(tt_bits)
+    return ws
+
+
+@nb.njit(cache=True)
+def _solve_many(init_piles, init_h, stocks, nstocks, start_scores, natives, resolve_start, strength, suit,
+                fill, optional, sensible, leftmost, must_fill, node_limit,
+                tt_k1, tt_k2, tt_ep, tt_mask, first_epoch,
+                acts, nacts, idx, path, lone, keys1, keys2, rbase, rec_pile, rec_card, best_line,
+                out_score, out_nodes, out_status, out_moves, out_decisions, line_buf, line_off):
+    """Solve every start position n (piles ``init_piles[n]``, stock ``stocks[n, :nstocks[n]]``).
+
+    ``resolve_start``: make the forced discards of the start position first (a
+    fresh deal, as game.new_game does). Lines go to ``line_buf`` with
+    ``line_off[n]:line_off[n+1]``; returns the (possibly grown) line buffer.
+    """
+    piles = np.zeros((4, MAX_HEIGHT), np.int8)
+    h = np.zeros(4, np.int32)
+    scratch = np.zeros(MAX_ACTIONS, np.int32)
+    nl = 0
+    line_off[0] = 0
+    for n in range(init_piles.shape[0]):
+        for p in range(4):
+            h[p] = init_h[n, p]
+            for i in range(h[p]):
+                piles[p, i] = init_piles[n, p, i]
+        start = start_scores[n]
+        if resolve_start and not optional:
+            start += _resolve(piles, h, strength, suit, rec_pile, rec_card, 0)
+        h0 = h.copy()
+        piles0 = piles.copy()
+        stock = stocks[n]
+        ns = nstocks[n]
+        smax = _stock_max(stock, ns, strength, suit)
+        best, blen, nodes, status = _search(
+            stock, ns, smax, piles, h, start, strength, suit, natives[n], fill, optional, sensible,
+            leftmost, must_fill, node_limit, tt_k1, tt_k2, tt_ep, tt_mask, np.uint32(first_epoch + n),
+            acts, nacts, idx, path, lone, keys1, keys2, rbase, rec_pile, rec_card, best_line)
+        out_score[n] = best
+        out_nodes[n] = nodes
+        out_status[n] = status
+        for p in range(4):
+            h[p] = h0[p]
+            for i in range(h[p]):
+                piles[p, i] = piles0[p, i]
+        mv, dec, _ = _line_stats(piles, h, stock, ns, strength, suit, fill, optional, sensible, leftmost,
+                                 must_fill, best_line, blen, scratch, rec_pile, rec_card)
+        out_moves[n] = mv
+        out_decisions[n] = dec
+        if nl + blen > line_buf.shape[0]:
+            grown = np.zeros(max(2 * line_buf.shape[0], nl + blen), np.int32)
+            grown[:nl] = line_buf[:nl]
+            line_buf = grown
+        for i in range(blen):
+            line_buf[nl + i] = best_line[i]
+        nl += blen
+        line_off[n + 1] = nl
+    return line_buf
+
+
+# --------------------------------------------------------------------------- Python API
+
+
+def action_text(code: int) -> str:
+    """The game's text of a search action code (``'d'``, ``'2>0'``, ``'2:1>0'``, ``'x2'``)."""
+    code = int(code)
+    kind = code & 3
+    if kind == KIND_DEAL:
+        return "d"
+    src = (code >> 2) & 3
+    if kind == KIND_DISCARD:
+        return f"x{src}"
+    dst = (code >> 4) & 3
+    depth = code >> 6
+    return f"{src}:{depth}>{dst}" if depth else f"{src}>{dst}"
+
+
+def line_text(codes) -> str:
+    """A game line (actions separated by single spaces) from search action codes."""
+    return " ".join(action_text(c) for c in codes)
+
+
+def _rule_args(rules: Rules):
+    return (
+        strength_table(rules).astype(np.int8),
+        _SUIT,
+        int(rules.fill),
+        bool(rules.optional_discards),
+        bool(rules.sensible),
+        bool(rules.leftmost),
+        bool(rules.must_fill),
+    )
+
+
+def _run(init_piles, init_h, stocks, nstocks, start_scores, natives, resolve_start, rules, node_limit,
+         want_lines, tt_bits=None):
+    n = init_piles.shape[0]
+    if node_limit is not None and int(node_limit) < 1:
+        raise ValueError(f"node_limit {node_limit!r} is not positive; give 1 or more, or None for no limit")
+    limit = 0 if node_limit is None else int(node_limit)
+    ws = _workspace(tt_bits if tt_bits is not None else tt_bits_for(rules))
+    first_epoch = ws.next_epochs(max(n, 1))
+    out_score = np.zeros(n, np.int8)
+    out_nodes = np.zeros(n, np.int64)
+    out_status = np.zeros(n, np.int8)
+    out_moves = np.zeros(n, np.int16)
+    out_decisions = np.zeros(n, np.int16)
+    line_off = np.zeros(n + 1, np.int64)
+    line_buf = np.zeros(max(64 * n, 64), np.int32)
+    line_buf = _solve_many(
+        init_piles, init_h, stocks, nstocks, start_scores, natives, resolve_start, *_rule_args(rules), limit,
+        ws.tt_k1, ws.tt_k2, ws.tt_ep, np.uint64((1 << ws.tt_bits) - 1), first_epoch,
+        ws.acts, ws.nacts, ws.idx, ws.path, ws.lone, ws.keys1, ws.keys2, ws.rbase, ws.rec_pile, ws.rec_card,
+        ws.best_line, out_score, out_nodes, out_status, out_moves, out_decisions, line_buf, line_off)
+    lines = None
+    if want_lines:
+        lines = [line_text(line_buf[line_off[i]:line_off[i + 1]]) for i in range(n)]
+    return out_score, out_nodes, out_status, out_moves, out_decisions, lines
+
+
+def _deck_inputs(decks: np.ndarray):
+    decks = np.ascontiguousarray(decks, dtype=np.uint8)
+    if decks.ndim != 2 or decks.shape[1] != N_CARDS:
+        raise ValueError(f"decks must be a uint8[N, 52] array; got shape {decks.shape}")
+    n = decks.shape[0]
+    init_piles = np.zeros((n, N_PILES, 1), np.int8)
+    init_piles[:, :, 0] = decks[:, :N_PILES]
+    init_h = np.ones((n, N_PILES), np.int32)
+    stocks = decks[:, N_PILES:].astype(np.int8)
+    nstocks = np.full(n, N_CARDS - N_PILES, np.int32)
+    start_scores = np.zeros(n, np.int32)
+    natives = np.zeros((n, N_CARDS), np.int8)
+    rows = np.arange(n)[:, None]
+    natives[rows, decks] = (np.arange(N_CARDS) % N_PILES).astype(np.int8)[None, :]
+    return init_piles, init_h, stocks, nstocks, start_scores, natives
+
+
+def solve_batch(decks, rules: Rules | str, *, node_limit: int | None = None,
+                want_lines: bool = True) -> SolveBatchResult:
+    """Solve every deck of ``decks`` (``uint8[N, 52]``) in one compiled loop.
+
+    ``node_limit`` caps the positions searched per deck (a deck that needs more
+    is reported ``'gave_up'`` with the best score found so far).
+    """
+    rules = rules_by_name(rules)
+    args = _deck_inputs(decks)
+    score, nodes, status, moves, decisions, lines = _run(*args, True, rules, node_limit, want_lines)
+    return SolveBatchResult(
+        max_score=score,
+        won=score >= WIN_SCORE,
+        nodes=nodes,
+        status=[STATUS_NAMES[s] for s in status],
+        lines=lines,
+        moves=moves,
+        decisions=decisions,
+    )
+
+
+def solve_deck(deck, rules: Rules | str = "standard", *, node_limit: int | None = None) -> Solution:
+    """Solve one deal exactly (see the module docstring); ``line`` replays to ``max_score``."""
+    deck = np.asarray(deck, dtype=np.uint8).reshape(1, N_CARDS)
+    new_game(deck[0], rules_by_name(rules))  # validates the deck (52 distinct cards) with a clear message
+    res = solve_batch(deck, rules, node_limit=node_limit, want_lines=True)
+    return Solution(int(res.max_score[0]), bool(res.won[0]), res.lines[0], int(res.nodes[0]), res.status[0])
+
+
+def _position_inputs(state: State):
+    stock = list(state.stock)
+    if len(stock) % N_PILES:
+        raise ValueError(f"the stock holds {len(stock)} cards; a stock is dealt four at a time, so give a multiple of 4")
+    height = max(1, max(len(p) for p in state.piles))
+    if height > MAX_HEIGHT:
+        raise ValueError(f"a pile holds {height} cards; at most {MAX_HEIGHT} are supported")
+    init_piles = np.zeros((1, N_PILES, height), np.int8)
+    init_h = np.zeros((1, N_PILES), np.int32)
+    natives = np.full((1, N_CARDS), -1, np.int8)
+    for p, pile in enumerate(state.piles):
+        init_h[0, p] = len(pile)
+        for i, c in enumerate(pile):
+            init_piles[0, p, i] = c
+            natives[0, c] = p
+    for i, c in enumerate(stock):
+        natives[0, c] = i % N_PILES
+    stocks = np.zeros((1, max(len(stock), 1)), np.int8)
+    stocks[0, : len(stock)] = stock
+    nstocks = np.array([len(stock)], np.int32)
+    start_scores = np.array([state.score], np.int32)
+    return init_piles, init_h, stocks, nstocks, start_scores, natives
+
+
+def solve_position(state: State, rules: Rules | str = "standard", *, node_limit: int | None = None) -> Solution:
+    """Solve from any position (e.g. ``game.parse_position``), taken as it is (no discards made first).
+
+    The line starts at ``state``; its score counts the cards already discarded.
+    """
+    rules = rules_by_name(rules)
+    args = _position_inputs(state)
+    score, nodes, status, _, _, lines = _run(*args, False, rules, node_limit, True)
+    return Solution(int(score[0]), bool(score[0] >= WIN_SCORE), lines[0], int(nodes[0]), STATUS_NAMES[status[0]])

@@ -17,7 +17,8 @@ spec with more deals. The rule:
   cluster never lets the requested range run ahead of the data, and a retry of
   a failed night is idempotent.
 - Otherwise tonight asks for ``deals_per_night`` more deals (default: the
-  spec's own deal count, so every night costs about what the first one did).
+  spec's own deal count, so every night costs about what the first one did),
+  or for the spec's deal count if that is more (an edited spec takes effect).
 
 Caps of the expensive players (the solver on ``easy``, ``pimc``) scale with the
 run: a pair capped to a fraction f of the spec's deals covers f of tonight's
@@ -79,7 +80,8 @@ def next_night_spec(
     if not complete:
         return spec_with_counts(base, max(covered_deals, 1), before)
     step = base.deals if deals_per_night is None else deals_per_night
-    target = covered_deals + step
+    # The spec's own deal count is a floor: raising it in the file takes effect the next night.
+    target = max(covered_deals + step, base.deals)
     if base.start + target - 1 > MAX_INDEX:
         raise UserError(f"extending run {base.run_id} to {target} deals from index {base.start} "
                         f"passes the last deal index {MAX_INDEX}; start a new run (another seed)")

@@ -95,6 +95,15 @@ def test_a_finished_run_grows_by_a_block_and_caps_keep_their_share():
                                   "easy/greedy": 2500, "easy/solver": 25}
 
 
+def test_a_larger_spec_takes_effect_the_next_night():
+    small = next_night_spec(BASE, requested(pair_counts(BASE)), True, 100)
+    bigger = spec_from_dict({**BASE.to_dict(), "deals": 5000, "caps": {"solver": 500, "easy/solver": 50}})
+    assert bigger.run_id == BASE.run_id
+    spec = next_night_spec(bigger, requested(pair_counts(small)), True, 100)
+    assert pair_counts(spec) == {"standard/greedy": 5000, "standard/solver": 500,
+                                 "easy/greedy": 5000, "easy/solver": 50}
+
+
 def test_an_unfinished_run_is_finished_before_it_grows():
     asked = {"standard/greedy": 1500, "standard/solver": 150, "easy/greedy": 1500, "easy/solver": 15}
     spec = next_night_spec(BASE, requested(asked), False, 500)

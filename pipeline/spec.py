@@ -222,9 +222,9 @@ DEFAULT_SPEC = {
     # 40k-140k; solver standard/reverse ~30, strict ~4500, easy ~0.4 (standard+optional: under 1,
     # with deals that run for minutes, so it is left out: run it with a node_limit);
     # restricted solver standard ~1900, easy ~7; ladder (standard) sensible ~150, leftmost ~15,
-    # must_fill ~1900. About 350 core-seconds in all: a few minutes on 2 cores.
+    # must_fill ~1900. About 300 core-seconds in all: a few minutes on 2 free cores.
     "caps": {
-        "solver": 2_000,
+        "solver": 1_000,
         "strict/solver": 20_000,
         "easy/solver": 20,
         "solver:sensible+leftmost+must_fill": 20_000,

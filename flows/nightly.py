@@ -26,8 +26,8 @@ from prefect import flow
 
 from flows.mirror import is_remote, local_folder_for
 from flows.summary import changes_markdown
-from flows.tasks import (copy_to_local, plan_night, previous_headline, publish_artifacts, rebuild_report,
-                         refresh_catalog, run_on_ray, verify_dataset)
+from flows.tasks import (copy_to_local, plan_night, previous_headline, publish_artifacts, publish_failure,
+                         rebuild_report, refresh_catalog, run_on_ray, verify_dataset)
 
 CHANGES_KEY = "acesup-nightly-changes"
 
@@ -53,7 +53,12 @@ def run_steps(spec, ray_address: str | None, *, title: str, changes_key: str) ->
     # Catalog and report need a local folder: the data folder, or a copy of data on object storage.
     folder = local_folder_for(spec.data)
     before = previous_headline(folder)
-    summary = run_on_ray(spec, ray_address)
+    try:
+        summary = run_on_ray(spec, ray_address)
+    except Exception as exc:
+        # The UI shows what failed and what is saved, next to the failed task's traceback.
+        publish_failure(changes_key, title, spec.data, spec.run_id, f"{type(exc).__name__}: {exc}")
+        raise
     verified = verify_dataset(spec.data, spec.run_id)
     if is_remote(spec.data):
         copy_to_local(spec.data, folder)

@@ -196,6 +196,28 @@ def rebuild_report(data: str) -> dict[str, Any]:
     return build_report(data)
 
 
+@task(name="report the failure", cache_policy=NO_CACHE)
+def publish_failure(changes_key: str, title: str, data: str, run_id: str, error: str) -> str:
+    """A markdown artifact saying what failed and what the data folder holds now (pipeline.manifest.list_runs)."""
+    from prefect.artifacts import create_markdown_artifact
+
+    from pipeline.manifest import list_runs
+
+    info = next((r for r in list_runs(data) if r.run_id == run_id), None)
+    lines = [f"# {title}: FAILED", "", f"- **error**: {error}"]
+    if info is not None:
+        lines += [
+            f"- **games present**: {info.covered_rows:,} of {info.requested_rows:,} requested "
+            f"({info.fraction:.1%})",
+            f"- **batches**: {info.batches_done} done, {info.batches_failed} failed, "
+            f"{info.batches_pending} not run",
+        ]
+    lines += ["", "Every file in the data folder is whole and recorded in the run's manifest. "
+              "The next night (or a retry of this one) finishes this block before adding deals."]
+    return str(create_markdown_artifact(markdown="\n".join(lines) + "\n", key=changes_key,
+                                        description=f"Run {run_id}, data {data}: failed."))
+
+
 @task(name="publish artifacts", cache_policy=NO_CACHE)
 def publish_artifacts(changes_key: str, changes_md: str, headline: list[dict[str, Any]],
                       report_html: str | None, description: str) -> dict[str, str]:

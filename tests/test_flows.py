@@ -315,8 +315,15 @@ def test_failed_night_leaves_valid_data_and_the_next_night_completes(prefect_har
     monkeypatch.setattr(flows.nightly, "run_on_ray",
                         flows.nightly.run_on_ray.with_options(retries=1, retry_delay_seconds=0))
 
+    state = flows.nightly.nightly_odds(spec_file=spec_file, deals_per_night=200, data=str(data),
+                                       return_state=True)
+    assert state.is_failed()
     with pytest.raises(BatchFailedError, match="strict × greedy, deals 100..199"):
-        flows.nightly.nightly_odds(spec_file=spec_file, deals_per_night=200, data=str(data))
+        state.result()
+    # The UI says what failed and what is saved.
+    failure = flow_artifacts(state.state_details.flow_run_id)[flows.nightly.CHANGES_KEY].data
+    assert "FAILED" in failure and "deals 100..199" in failure
+    assert f"games present**: {rows_for(200) - 100:,} of {rows_for(200):,}" in failure
 
     # What was written is valid: whole files, each recorded once with its checksum, no key twice.
     store = DataStore(str(data))

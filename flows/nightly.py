@@ -40,7 +40,7 @@ def _facts(spec, summary, verified) -> list[tuple[str, object]]:
         ("data", summary.data),
         ("games", f"{summary.rows_present:,} before, {summary.rows_written:,} played now, "
                   f"{summary.rows_total:,} in the run"),
-        ("batches", f"{summary.batches_done} run now on {len(summary.nodes) or 0} Ray node(s), "
+        ("batches", f"{summary.batches_done} run now on {len(summary.nodes)} Ray node(s), "
                     f"{summary.batches_skipped} already present"),
         ("time on Ray", f"{summary.seconds:,.1f} s"),
         ("verification", f"passed: {verified.rows_found:,} rows in {verified.files_checked} files, "

@@ -5,7 +5,9 @@
 -- policy), forced or optional discards. Each claim is set against every measured
 -- (variant, policy) of its variant preset; `inside` says whether the stated rate lies in the
 -- 95% interval of that figure, and `fit_rank` orders a claim's readings from best fit
--- (inside the interval, nearest the point estimate first) to worst.
+-- (inside the interval, nearest the point estimate first), then the others by how far, as a
+-- factor, the claim misses the interval (odds are multiplicative: 1 in 200 against 1 in 100 is
+-- as far off as 1 in 20 against 1 in 10).
 --
 -- grain:      one row per (claim, variant, policy) with variant_preset(variant) = the claim's preset
 -- inputs:     results (view); macros wilson_low, wilson_high, one_in, player_kind,
@@ -22,6 +24,8 @@
 --   deals, wins, gave_up, rate, low, high, one_in   as in win_odds
 --   inside                      low <= stated_rate <= high
 --   ratio                       stated_rate / rate (NULL when rate is 0)
+--   off_by                      the factor by which the claim misses the interval: low / stated_rate
+--                               below it, stated_rate / high above it, 1 inside
 --   fit_rank                    1 = the reading the claim fits best
 WITH claim_list(claim_id, claim, source, claim_preset, stated_rate) AS (
     VALUES
@@ -64,6 +68,15 @@ readings AS (
         wilson_high(t.wins + t.gave_up, t.deals) AS high
     FROM claim_list c
     JOIN tallies t ON variant_preset(t.variant) = c.claim_preset
+),
+placed AS (
+    SELECT
+        *,
+        low <= stated_rate AND stated_rate <= high AS inside,
+        CASE WHEN stated_rate < low THEN low / stated_rate
+             WHEN stated_rate > high THEN stated_rate / high
+             ELSE 1.0 END AS off_by
+    FROM readings
 )
 SELECT
     claim_id,
@@ -84,10 +97,12 @@ SELECT
     low,
     high,
     one_in(wins, deals) AS one_in,
-    low <= stated_rate AND stated_rate <= high AS inside,
+    inside,
     CASE WHEN rate > 0 THEN stated_rate / rate END AS ratio,
+    off_by,
     row_number() OVER (PARTITION BY claim_id
-                       ORDER BY (low <= stated_rate AND stated_rate <= high) DESC,
-                                abs(rate - stated_rate), variant, policy) AS fit_rank
-FROM readings
+                       ORDER BY inside DESC, off_by,
+                                CASE WHEN rate > 0 THEN abs(ln(stated_rate / rate)) END NULLS LAST,
+                                variant, policy) AS fit_rank
+FROM placed
 ORDER BY stated_rate, claim_id, fit_rank;

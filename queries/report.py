@@ -147,7 +147,8 @@ def claim_readings(claims: list[dict]) -> list[dict]:
     """One verdict per claim: the readings whose interval holds it, or the nearest one.
 
     ``fits`` lists the (variant, policy) readings whose 95% interval holds the
-    stated rate (best first); ``nearest`` is the reading with fit_rank 1.
+    stated rate (best first); ``nearest`` is the reading with fit_rank 1 (with
+    ``off_by``, the factor by which the claim misses its interval, 1 inside).
     """
     out: dict[str, dict] = {}
     for r in claims:  # ordered by stated_rate, claim_id, fit_rank
@@ -159,7 +160,8 @@ def claim_readings(claims: list[dict]) -> list[dict]:
         c["readings"] += 1
         if r["fit_rank"] == 1:
             c["nearest"] = {"variant": r["variant"], "policy": r["policy"], "kind": r["kind"],
-                            "rate": r["rate"], "low": r["low"], "high": r["high"], "inside": r["inside"]}
+                            "rate": r["rate"], "low": r["low"], "high": r["high"], "inside": r["inside"],
+                            "off_by": r["off_by"]}
         if r["inside"]:
             c["fits"].append({"variant": r["variant"], "policy": r["policy"], "kind": r["kind"]})
     return list(out.values())
@@ -521,8 +523,9 @@ def claim_verdict(c: dict) -> str:
     n = c["nearest"]
     if n is None:
         return "no measured figure of this variant yet"
+    side = "below" if c["stated_rate"] < n["low"] else "above"
     return (f"outside every interval; nearest: {n['variant']} / {n['policy']} ({n['kind']}), "
-            f"{pct(n['rate'])} [{pct_range(n['low'], n['high'])}]")
+            f"{pct(n['rate'])} [{pct_range(n['low'], n['high'])}], the claim {n['off_by']:.2f}× {side} it")
 
 
 # --- Markdown ------------------------------------------------------------------------------

@@ -291,8 +291,13 @@ def expected_tables(data: Path, reference: str = "solver") -> dict[str, list[dic
                 "low": o["low"], "high": o["high"], "one_in": o["one_in"],
                 "inside": o["low"] <= stated <= o["high"],
                 "ratio": stated / o["rate"] if o["rate"] > 0 else None,
+                "off_by": o["low"] / stated if stated < o["low"] else stated / o["high"] if stated > o["high"] else 1.0,
             })
-        readings.sort(key=lambda r: (not r["inside"], abs(r["rate"] - r["stated_rate"]), r["variant"], r["policy"]))
+        # inside first; then how far (as a factor) the claim misses the interval; then how far
+        # the point estimate is, on a log scale (a zero rate last); then the names.
+        readings.sort(key=lambda r: (not r["inside"], r["off_by"],
+                                     abs(math.log(r["stated_rate"] / r["rate"])) if r["rate"] > 0 else math.inf,
+                                     r["variant"], r["policy"]))
         for i, r in enumerate(readings, start=1):
             r["fit_rank"] = i
         claims.extend(readings)

@@ -110,6 +110,7 @@ def test_claim_verdicts_follow_the_readings(doc_a, expected_a):
         best = min(mine, key=lambda r: r["fit_rank"])
         assert (c["nearest"]["variant"], c["nearest"]["policy"]) == (best["variant"], best["policy"])
         assert same_value(c["nearest"]["rate"], best["rate"]) and c["nearest"]["inside"] == best["inside"]
+        assert same_value(c["nearest"]["off_by"], best["off_by"])
 
 
 def test_provenance_is_recomputed_from_the_files(doc_a, data_a):

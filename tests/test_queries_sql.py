@@ -125,3 +125,20 @@ def test_installed_command_from_another_directory(data, tmp_path):
 
     rows = list(csv.reader(io.StringIO(res.stdout)))
     assert rows == [["n", "deck"], [str(raw_results(data).height), format_deck(deal(11, 3))]]
+
+
+@pytest.mark.parametrize(
+    "query, first_line",
+    [
+        ("DESCRIBE results", "column_name"),
+        ("SHOW TABLES", "name"),
+        ("SUMMARIZE SELECT score FROM results", "column_name"),
+        ("EXPLAIN SELECT count(*) FROM results", "explain_key"),
+        ("WITH a AS (SELECT 41 AS x) SELECT x + 1 AS y FROM a", "y"),
+        ("SELECT 1 AS a; SELECT 2 AS b", "b"),
+    ],
+)
+def test_read_only_statements_run(data, capsys, query, first_line):
+    assert main(["sql", "--data", str(data), query]) == 0
+    out = capsys.readouterr().out
+    assert out.split()[0] == first_line

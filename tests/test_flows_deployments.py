@@ -66,7 +66,9 @@ def test_prefect_yaml_declares_the_same_deployment():
     from flows.nightly import nightly_odds
 
     doc = PrefectYamlModel.model_validate(yaml.safe_load((ROOT / "prefect.yaml").read_text()))
-    (dep,) = doc.deployments
+    deployments = {d.name: d for d in doc.deployments}
+    assert set(deployments) == {DEPLOYMENT_NAME, "backfill"}
+    dep = deployments[DEPLOYMENT_NAME]
     assert dep.name == DEPLOYMENT_NAME and dep.entrypoint == ENTRYPOINT
     assert load_flow_from_entrypoint(dep.entrypoint).name == FLOW_NAME
     assert dep.parameters == nightly_parameters()
@@ -74,6 +76,13 @@ def test_prefect_yaml_declares_the_same_deployment():
     (sched,) = dep.schedules
     assert sched.cron == DEFAULT_CRON and sched.timezone == "UTC" and sched.active
     assert dep.work_pool.name == "acesup" and dep.concurrency_limit == 1
+    # The backfill deployment: by hand only, every parameter of the flow.
+    from flows.backfill import backfill
+
+    bf = deployments["backfill"]
+    assert load_flow_from_entrypoint(bf.entrypoint).name == backfill.name
+    assert list(bf.parameters) == flow_parameter_names(backfill) and not bf.schedules
+    assert bf.work_pool.name == "acesup"
     # The README shows the commands that use this file.
     readme = (ROOT / "README.md").read_text()
     for command in ("prefect work-pool create acesup --type process", "prefect deploy --all",
@@ -164,6 +173,9 @@ def test_prefect_deploy_reads_prefect_yaml(prefect_harness):
     assert dep.parameters == nightly_parameters()
     (sched,) = dep.schedules
     assert sched.schedule.cron == DEFAULT_CRON and sched.schedule.timezone == "UTC"
+    with get_client(sync_client=True) as client:
+        bf = client.read_deployment_by_name("backfill/backfill")
+    assert bf.entrypoint == "flows.backfill:backfill" and not bf.schedules
     # Flow runs happen in the folder `prefect deploy` ran in (its ./acesup-data is the default data).
     assert dep.pull_steps == [{"prefect.deployments.steps.set_working_directory": {"directory": str(ROOT)}}]
 

@@ -721,10 +721,10 @@ def _html_table(header: list[str], rows: list[list[str]]) -> str:
     return "\n".join(out)
 
 
-def _legend() -> str:
+def _legend(claims: bool = False) -> str:
+    claim = f'<span style="background:{plots.CLAIM}"></span>published claim' if claims else ""
     return (f'<p class="legend muted"><span style="background:{plots.CLAIRVOYANT}"></span>clairvoyant'
-            f'<span style="background:{plots.HONEST}"></span>honest'
-            f'<span style="background:{plots.CLAIM}"></span>published claim</p>')
+            f'<span style="background:{plots.HONEST}"></span>honest{claim}</p>')
 
 
 def _score_charts(doc) -> str:
@@ -797,7 +797,7 @@ def render_html(doc: dict, info: dict) -> str:
     h += ['<section id="claims">', "<h2>How the published claims hold up</h2>",
           "<p>None of the sources gives a method or a sample size, so each claim is set against every measured "
           "figure of its variant (clairvoyant with and without restrictions, honest players, forced and optional "
-          "discards). Log scale; rates under 0.1% are drawn at 0.1%.</p>", _legend(), _claims_charts(doc),
+          "discards). Log scale; rates under 0.1% are drawn at 0.1%.</p>", _legend(claims=True), _claims_charts(doc),
           _html_table(*_claims_table(doc)),
           "<details><summary>Every reading</summary>", _html_table(*_claim_detail_table(doc)), "</details>",
           "</section>"]

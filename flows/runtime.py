@@ -57,6 +57,19 @@ def api_healthy(url: str, timeout: float = 2.0) -> bool:
         return False
 
 
+def check_api_or_ephemeral() -> str | None:
+    """The configured Prefect API if it answers, None for Prefect's temporary one; UserError otherwise.
+
+    Without this, a profile pointing at a server that is down makes a run wait on
+    connection retries instead of failing.
+    """
+    url = configured_api_url()
+    if url and not api_healthy(url, timeout=10.0):
+        raise UserError(f"the Prefect API at PREFECT_API_URL={url} does not answer; start that server, or "
+                        f"unset PREFECT_API_URL ('prefect config unset PREFECT_API_URL') to run without one")
+    return url
+
+
 @contextmanager
 def _using_api(url: str) -> Iterator[None]:
     """Point this process (settings) and its children (environment) at the API ``url``."""

@@ -284,6 +284,19 @@ def test_nightly_flow_end_to_end_then_next_block(prefect_harness, ray_local, tmp
     assert BACKFILL_KEY in flow_artifacts(state.state_details.flow_run_id)
 
 
+def test_nightly_refuses_a_prefect_api_that_is_down(tmp_path):
+    from prefect.settings import PREFECT_API_URL, temporary_settings
+
+    from pipeline.cli import main
+
+    err = io.StringIO()
+    with temporary_settings(updates={PREFECT_API_URL: "http://127.0.0.1:9/api"}), contextlib.redirect_stderr(err):
+        code = main(["nightly", "--now", "--spec", write_spec(tmp_path), "--data", str(tmp_path / "data")])
+    assert code == 2
+    assert "Prefect API at PREFECT_API_URL=http://127.0.0.1:9/api does not answer" in err.getvalue()
+    assert not (tmp_path / "data").exists()
+
+
 def test_bad_spec_fails_the_night_at_once(prefect_harness, tmp_path):
     from flows.nightly import nightly_odds
 

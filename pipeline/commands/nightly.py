@@ -55,13 +55,16 @@ def run(args) -> int:
         raise UserError("give --now to run the nightly flow once now ('acesup serve' runs it every night)")
     spec = check_arguments(args)
     quiet_defaults()
+    from flows.runtime import check_api_or_ephemeral
+
+    api = check_api_or_ephemeral()
     from flows.nightly import nightly_odds
     from flows.summary import headline_lines
     from flows.tasks import DatasetInvalid
     from pipeline.execute import BatchFailedError
 
-    print(f"acesup nightly: run {spec.run_id} into {spec.data} (Prefect starts a temporary API for this run)",
-          file=sys.stderr, flush=True)
+    where = f"Prefect API {api}" if api else "Prefect starts a temporary API for this run"
+    print(f"acesup nightly: run {spec.run_id} into {spec.data} ({where})", file=sys.stderr, flush=True)
     try:
         result = nightly_odds(spec_file=args.spec, deals_per_night=args.deals_per_night,
                               ray_address=args.ray_address, data=args.data)

@@ -279,3 +279,24 @@ def test_floats_in_report_json_are_finite(doc_a):
                 walk(v)
 
     walk(doc_a)
+
+
+@pytest.mark.slow
+def test_one_worker_and_another_batch_size_give_the_same_numbers(doc_a, tmp_path):
+    """The same spec run by `acesup run` in its own process on a 1-CPU Ray, batches of 70."""
+    import sys
+
+    from queries_data import SPEC_FIELDS
+
+    from pipeline.spec import load_spec
+
+    data = tmp_path / "one-worker"
+    spec_file = tmp_path / "spec.toml"
+    spec_file.write_text(load_spec(None, data=str(data), batch_size=70, **SPEC_FIELDS).to_toml())
+    res = subprocess.run([sys.executable, "-m", "pipeline.cli", "run", "--spec", str(spec_file), "--num-cpus", "1",
+                          "--quiet"], capture_output=True, text=True, timeout=1200)
+    assert res.returncode == 0, res.stderr[-3000:]
+    doc = json.loads(Path(build_report(data)["report_json"]).read_text(encoding="utf-8"))
+    assert {f["path"] for f in doc["provenance"]["files"]} != {f["path"] for f in doc_a["provenance"]["files"]}
+    assert doc["headline"] == doc_a["headline"]
+    assert doc["tables"] == doc_a["tables"]

@@ -8,8 +8,9 @@ DESCRIPTION = """\
 Run a SQL query against the DuckDB catalog of a data folder (DATA/acesup.duckdb,
 built or refreshed first if results were added since). The catalog holds the
 views `results` (one row per seed x deal x variant x policy), `runs` (one row
-per run manifest) and `run_batches` (one row per batch of a run), the table `deals` (seed, deal, deck text of every deal in
-the results; macro deal_deck(seed, deal)), and the macros wilson_low(k, n),
+per run manifest) and `run_batches` (one row per batch of a run), the table
+`deals` (seed, deal, deck text of every deal in the results; macro
+deal_deck(seed, deal)), and the macros wilson_low(k, n),
 wilson_high(k, n) (95% Wilson interval), one_in(k, n), player_kind(policy).
 The connection is read-only: only SELECT (WITH, DESCRIBE, SHOW, SUMMARIZE) and
 EXPLAIN run; anything that writes is refused. Any DuckDB client can open the

@@ -52,7 +52,10 @@ class WinRate:
         return self.wins / self.games if self.games else 0.0
 
     def one_in(self) -> str:
-        return f"1 in {1 / self.rate:,.1f}" if self.wins else "none"
+        if not self.wins:
+            return "none"
+        x = 1 / self.rate
+        return f"1 in {x:,.0f}" if x >= 100 else f"1 in {x:.1f}"
 
 
 def win_rates(spec: RunSpec) -> list[WinRate]:

@@ -4,12 +4,12 @@
 compares the run's wall time with the bare batch engine on the same cores:
 
 - bare engine: the same batches as Ray tasks that only deal and play (no
-  table, Parquet, checksum, file or manifest), run just before and just after
-  the pipeline on the same Ray (the machine is shared: this pairs the
-  conditions); also ``deal_batch`` + ``play_batch`` on one thread here, times
+  table, Parquet, checksum, file or manifest) on the same Ray, alternated with
+  the pipeline for three rounds, best of each kept (the machine is shared:
+  this pairs the conditions); also ``deal_batch`` + ``play_batch`` on one thread here, times
   the number of cores (the ideal parallel rate);
 - pipeline: ``execute_run`` of 1,000,000 deals of ``standard`` × ``greedy``
-  into a fresh data folder, Ray already started and its workers warmed up by a
+  into a fresh data folder (best of three rounds), Ray already started and its workers warmed up by a
   small run first (cluster start-up and Numba compilation are one-time costs,
   kept out of the timing as the per-core figures keep compilation out).
 
@@ -32,6 +32,7 @@ from .bench import Measurement, figure
 
 DEALS = 1_000_000
 BATCH = 50_000
+ROUNDS = 3
 VARIANT = "standard"
 POLICY = "greedy"
 
@@ -96,24 +97,29 @@ def bench_pipeline() -> Measurement:
                          batch_size=5000, data=os.path.join(tmp, "warm"))
         execute_run(warm, progress=False)
         bare_fanout_seconds(cores * 5000, 5000)  # warm the bare task's workers too
-        spec = load_spec(None, seed=2026, deals=DEALS, variants=VARIANT, policies=POLICY,
-                         batch_size=BATCH, data=os.path.join(tmp, "run"))
-        bare_before = bare_fanout_seconds(DEALS, BATCH)
-        t = time.perf_counter()
-        summary = execute_run(spec, progress=False)
-        wall = time.perf_counter() - t
-        bare_after = bare_fanout_seconds(DEALS, BATCH)
-        m = read_manifest(DataStore(spec.data), spec.run_id)
-        worker_total = sum(b.seconds for b in m.batches)
-        worker_engine = sum(b.engine_seconds for b in m.batches)
-        size = sum(b.bytes for b in m.batches)
+        # Alternate bare and pipeline rounds and keep the best of each: the machine is shared,
+        # and the best round is the one least disturbed by other work.
+        bares, walls = [], []
+        for r in range(ROUNDS):
+            spec = load_spec(None, seed=2026, start=r * DEALS, deals=DEALS, variants=VARIANT,
+                             policies=POLICY, batch_size=BATCH, data=os.path.join(tmp, f"run{r}"))
+            bares.append(bare_fanout_seconds(DEALS, BATCH))
+            t = time.perf_counter()
+            summary = execute_run(spec, progress=False)
+            walls.append(time.perf_counter() - t)
+            assert summary.rows_written == DEALS
+            if walls[-1] == min(walls):
+                m = read_manifest(DataStore(spec.data), spec.run_id)
+                worker_total = sum(b.seconds for b in m.batches)
+                worker_engine = sum(b.engine_seconds for b in m.batches)
+                size = sum(b.bytes for b in m.batches)
+            shutil.rmtree(spec.data, ignore_errors=True)
+        wall, bare = min(walls), min(bares)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
         if started:
             ray.shutdown()
-    assert summary.rows_written == DEALS
     rate = DEALS / wall
-    bare = (bare_before + bare_after) / 2
     peak_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * (1 if sys.platform == "darwin" else 1024)
     return Measurement(
         rate=rate, unit="deals/s", items=DEALS, seconds=wall,

@@ -31,6 +31,11 @@ in that order, later ones overriding earlier ones::
 variants, policies, lines, node_limit, engine and schema version), not of the
 deal counts, caps, batch size or data location: extending a run to more deals
 keeps its id.
+
+The key (seed, deal, variant, policy) is unique across a data folder, so a
+run skips keys that files of *any* run already hold: a ``lines = true`` or
+``node_limit`` run over keys another run has played keeps those rows as they
+are (use another data folder to replay them with lines or a node limit).
 """
 
 from __future__ import annotations

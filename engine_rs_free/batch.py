@@ -272,6 +272,27 @@ def _is_lone(height, s, code):
 
 
 @nb.njit(cache=True, inline="always")
+def _may_discard(work, height, s, code, beats):
+    """False when move ``code`` surely discards nothing in the *resolved* position s.
+
+    In a resolved position no two top cards share a suit. A move adds one new
+    top card: the card uncovered on the source pile (a top move), or the card
+    moved (from below the top, in ``easy``). Cards of one suit always differ
+    in rank, so a discard follows exactly when that card shares a suit with a
+    top card.
+    """
+    depth = (code // N_PILES) % N_CARDS
+    src = code // (N_PILES * N_CARDS)
+    h = height[s, src]
+    new = work[s, src, h - 2] if depth == 0 else work[s, src, h - 1 - depth]
+    for i in range(N_PILES):
+        t = _top(work, height, s, i)
+        if beats[t, new] | beats[new, t]:
+            return True
+    return False
+
+
+@nb.njit(cache=True, inline="always")
 def _discards_after(work, height, s, code, beats):
     """Discards set off by move ``code`` in position s; the position is left as it was.
 
@@ -301,8 +322,9 @@ def _discards_after(work, height, s, code, beats):
 
 
 @nb.njit(cache=True)
-def _position_value(work, height, s, pos, is_ace):
-    """policies.position_value: discards*100 + empty piles*10 + Aces on top."""
+def _position_value(work, height, s, pos, is_ace, fill):
+    """policies.position_value: discards first; then Aces at the bottom of a pile and empty piles,
+    Aces first except in easy (FILL_ANY), where empty piles come first."""
     on_piles = 0
     empties = 0
     aces = 0
@@ -311,9 +333,11 @@ def _position_value(work, height, s, pos, is_ace):
         on_piles += h
         if h == 0:
             empties += 1
-        elif is_ace[work[s, i, h - 1]]:
+        elif is_ace[work[s, i, 0]]:
             aces += 1
-    return (pos - on_piles) * 100 + empties * 10 + aces
+    if fill == FILL_ANY:
+        return (pos - on_piles) * 100 + empties * 10 + aces
+    return (pos - on_piles) * 100 + aces * 10 + empties
 
 
 # ----------------------------------------------------------------------------------------------
@@ -336,7 +360,7 @@ def _greedy_choice(work, height, s, pos, must_fill, beats, moves, row, n):
         if code // N_PILES == last or _is_lone(height, s, code):
             continue
         last = code // N_PILES
-        d = _discards_after(work, height, s, code, beats)
+        d = _discards_after(work, height, s, code, beats) if _may_discard(work, height, s, code, beats) else 0
         if d > best_d:
             best = code
             best_d = d
@@ -355,7 +379,7 @@ def _rollout_value(work, height, s, pos, fill, sensible, leftmost, must_fill, is
         n = _gen_moves(work, height, r, fill, sensible, leftmost, is_ace, moves, r)
         a = _greedy_choice(work, height, r, pos, must_fill, beats, moves, r, n)
         if a < 0:
-            return _position_value(work, height, r, pos, is_ace)
+            return _position_value(work, height, r, pos, is_ace, fill)
         _apply_move(work, height, r, a)
         _resolve(work, height, r, beats)
 
@@ -371,7 +395,7 @@ def _level_setup(work, height, s, pos, fill, sensible, leftmost, must_fill, is_a
             has_cand = True
             break
     if pass_ok or not has_cand:
-        return n, _position_value(work, height, s, pos, is_ace)
+        return n, _position_value(work, height, s, pos, is_ace, fill)
     return n, np.int64(-1)
 
 
@@ -452,7 +476,7 @@ def _choose(kind, param, work, height, pos, fill, sensible, leftmost, must_fill,
             ace = is_ace[_moved_card(work, height, s, code)]
             if kind == K_ACES and not ace:
                 continue
-            d = _discards_after(work, height, s, code, beats)
+            d = _discards_after(work, height, s, code, beats) if _may_discard(work, height, s, code, beats) else 0
             if ace:
                 if d > ace_d:
                     best_ace = code
@@ -473,7 +497,7 @@ def _choose(kind, param, work, height, pos, fill, sensible, leftmost, must_fill,
     best_value = -1
     if pass_ok:
         choice = PASS
-        best_value = _position_value(work, height, s, pos, is_ace)
+        best_value = _position_value(work, height, s, pos, is_ace, fill)
     for k in range(n):
         code = moves[s, k]
         if _is_lone(height, s, code):

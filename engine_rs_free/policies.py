@@ -34,9 +34,14 @@ The policies (what a player would do, in one paragraph each):
 - ``lookahead:depth=D``: before choosing, try every choice now (dealing and
   every move), and for each play on until the next deal: the next D-1 moves
   are tried in every way too, after that ``greedy`` plays. Compare the
-  positions reached just before the next deal: most discards first, then most
-  empty piles, then most Aces showing on top of piles. Make the choice that
-  leads to the best one. ``D`` is 1..4, default 1.
+  positions reached just before the next deal: most discards first; then
+  most Aces at the bottom of a pile (where they cover nothing and never need
+  to move), then most empty piles; in ``easy``, where any card may move into
+  an empty pile, empty piles count before Aces. Make the choice that leads
+  to the best one (dealing on a tie). ``D`` is 1..4, default 1. (The order
+  of the last two keys was chosen on 200,000 deals: Aces first won 2.82 %
+  of standard and 0.51 % of strict deals against 2.60 % and 0.30 % with
+  empty piles first, and 4.82 % of easy deals against 6.96 %.)
 
 Rules shared by all of them (both engines follow these exactly):
 
@@ -95,7 +100,7 @@ from .game import (
     new_game,
     resolve_discards,
 )
-from .rules import Rules, rules_by_name, strength_table
+from .rules import FILL_ANY, Rules, rules_by_name, strength_table
 
 MAX_ACTIONS = 400  # a game stops at a decision point once its line holds this many actions
 TOP_STRENGTH = 12  # strength_table value of the variant's top rank (the "Ace")
@@ -324,11 +329,18 @@ def _human(view: State, stock_left: int, ctx: _Ctx) -> Action | None:
     return _greedy(view, stock_left, ctx)
 
 
-def position_value(view: State, strength: tuple[int, ...]) -> int:
-    """The ``lookahead`` value of a position: discards, then empty piles, then Aces on top."""
+def position_value(view: State, rules: Rules, strength: tuple[int, ...]) -> int:
+    """The ``lookahead`` value of a position, higher is better (see the module docstring).
+
+    Discards count first (x100); then Aces at the bottom of a pile and empty
+    piles: Aces first (x10) except in easy (FILL_ANY), where empty piles come
+    first.
+    """
     empties = sum(1 for p in view.piles if not p)
-    aces_up = sum(1 for p in view.piles if p and strength[p[-1]] == TOP_STRENGTH)
-    return view.score * 100 + empties * 10 + aces_up
+    aces_down = sum(1 for p in view.piles if p and strength[p[0]] == TOP_STRENGTH)
+    if rules.fill == FILL_ANY:
+        return view.score * 100 + empties * 10 + aces_down
+    return view.score * 100 + aces_down * 10 + empties
 
 
 def _rollout_value(view: State, stock_left: int, ctx: _Ctx) -> int:
@@ -336,7 +348,7 @@ def _rollout_value(view: State, stock_left: int, ctx: _Ctx) -> int:
     while True:
         a = _greedy(view, stock_left, ctx)
         if a is None or a.kind == "d":
-            return position_value(view, ctx.strength)
+            return position_value(view, ctx.rules, ctx.strength)
         view = _after(view, a, ctx.rules)
 
 
@@ -347,7 +359,7 @@ def _subtree_value(view: State, stock_left: int, ctx: _Ctx, levels: int) -> int:
     cands = _candidates(view, ctx.rules)
     best = -1
     if _pass_ok(view, stock_left, ctx.rules) or not cands:
-        best = position_value(view, ctx.strength)
+        best = position_value(view, ctx.rules, ctx.strength)
     for m in cands:
         best = max(best, _subtree_value(_after(view, m, ctx.rules), stock_left, ctx, levels - 1))
     return best
@@ -358,7 +370,7 @@ def _lookahead(view: State, stock_left: int, ctx: _Ctx) -> Action | None:
     cands = _candidates(view, ctx.rules)
     best_action, best_value = None, -1
     if _pass_ok(view, stock_left, ctx.rules):
-        best_action, best_value = _pass_action(stock_left), position_value(view, ctx.strength)
+        best_action, best_value = _pass_action(stock_left), position_value(view, ctx.rules, ctx.strength)
     for m in cands:
         v = _subtree_value(_after(view, m, ctx.rules), stock_left, ctx, depth - 1)
         if v > best_value:

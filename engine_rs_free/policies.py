@@ -76,8 +76,8 @@ Randomness (``random``): the k-th decision point of deal ``index`` (k = 0, 1,
 counter ``(k, STREAM_POLICY, index & 0xFFFFFFFF, index >> 32)``. With n
 choices, the choice is Lemire's exactly-uniform ``(w * n) >> 32`` over the
 words w of that block in order, rejecting a word when ``(w * n) mod 2**32 <
-(2**32 - n) mod n`` (as deals.py does); after four rejections (probability
-below 1e-36) it goes on with the words of the blocks with counter word 0 equal
+(2**32 - n) mod n`` (as deals.py does); after four rejections (for the few
+choices of this game, probability below 1e-30) it goes on with the words of the blocks with counter word 0 equal
 to k+1, k+2, …. The choices are numbered in the order: deal, the legal moves
 in contract order, stop.
 """
@@ -85,8 +85,6 @@ in contract order, stop.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-
-import numpy as np
 
 from .deals import STREAM_POLICY, philox4x32
 from .game import (

@@ -179,12 +179,12 @@ def two_nodes(tmp_path):
 def test_run_on_two_nodes_spreads_batches_and_survives_losing_one(two_nodes, tmp_path):
     nodes, worker = two_nodes
     data = str(tmp_path / "data")
-    args = ["--seed", "5", "--deals", "120000", "--variants", "standard,strict,reverse",
-            "--policies", "greedy,nomove,solver:sensible+leftmost+must_fill", "--cap",
-            "solver:sensible+leftmost+must_fill=6000", "--batch-size", "5000", "--data", data, "--quiet"]
-    spec = load_spec(None, seed=5, deals=120000, variants="standard,strict,reverse",
-                     policies="greedy,nomove,solver:sensible+leftmost+must_fill",
-                     caps={"solver:sensible+leftmost+must_fill": 6000}, batch_size=5000, data=data)
+    # about 90 core-seconds of restricted-solver batches: long enough to lose a node midway
+    args = ["--seed", "5", "--deals", "60000", "--variants", "standard,reverse",
+            "--policies", "greedy,solver:sensible+leftmost+must_fill", "--batch-size", "2000",
+            "--data", data, "--quiet"]
+    spec = load_spec(None, seed=5, deals=60000, variants="standard,reverse",
+                     policies="greedy,solver:sensible+leftmost+must_fill", batch_size=2000, data=data)
     proc = subprocess.Popen(cli("run", *args, "--ray-address", nodes.address), env=ENV,
                             start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:

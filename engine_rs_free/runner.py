@@ -48,6 +48,10 @@ def canonical_player(player: str) -> str:
     if player == SOLVER_PREFIX or player.startswith(SOLVER_PREFIX + ":"):
         restrictions = solver_rules(player, rules_by_name("standard")).restrictions
         return SOLVER_PREFIX + (":" + "+".join(restrictions) if restrictions else "")
+    if player.lower().partition(":")[0].strip() == PIMC_PREFIX:
+        from .lookahead import parse_pimc
+
+        return parse_pimc(player).name
     from .policies import parse_policy
 
     return parse_policy(player).name

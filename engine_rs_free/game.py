@@ -47,6 +47,7 @@ N_PILES = 4
 WIN_SCORE = 48
 
 _STRENGTH_CACHE: dict[bool, tuple[int, ...]] = {}
+_SUIT = tuple(int(x) for x in SUIT)  # plain ints: indexing a tuple is much faster than numpy
 
 
 def _strength(rules: Rules) -> tuple[int, ...]:
@@ -166,16 +167,15 @@ class State:
         return picture(self)
 
 
-def _discardable(piles: tuple[tuple[int, ...], ...], pile: int, strength: tuple[int, ...]) -> bool:
+def _discardable(piles, pile: int, strength: tuple[int, ...]) -> bool:
     """True when the top card of ``pile`` has a same-suit, higher top card on another pile."""
     if not piles[pile]:
         return False
     c = piles[pile][-1]
+    suit, rank = _SUIT[c], strength[c]
     for j, other in enumerate(piles):
-        if j != pile and other:
-            o = other[-1]
-            if SUIT[o] == SUIT[c] and strength[o] > strength[c]:
-                return True
+        if j != pile and other and _SUIT[other[-1]] == suit and strength[other[-1]] > rank:
+            return True
     return False
 
 
@@ -190,18 +190,26 @@ def resolve_discards(state: State, rules: Rules, order: tuple[int, ...] | None =
         return state
     strength = _strength(rules)
     order = order or tuple(range(N_PILES))
+    pile = _first_discardable(state.piles, order, strength)
+    if pile < 0:
+        return state
     piles = [list(p) for p in state.piles]
     discarded = set(state.discarded)
-    changed = True
-    while changed:
-        changed = False
-        frozen = tuple(tuple(p) for p in piles)
-        for i in order:
-            if _discardable(frozen, i, strength):
-                discarded.add(piles[i].pop())
-                changed = True
-                break
+    while pile >= 0:
+        discarded.add(piles[pile].pop())
+        pile = _first_discardable(piles, order, strength)
     return State(tuple(tuple(p) for p in piles), state.stock, frozenset(discarded))
+
+
+def _first_discardable(piles, order: tuple[int, ...], strength: tuple[int, ...]) -> int:
+    """The first pile in ``order`` whose top card can be discarded, or -1."""
+    tops = [(_SUIT[p[-1]], strength[p[-1]]) if p else None for p in piles]
+    for i in order:
+        t = tops[i]
+        # A top of the same suit and higher strength is necessarily on another pile.
+        if t is not None and any(o is not None and o[0] == t[0] and o[1] > t[1] for o in tops):
+            return i
+    return -1
 
 
 def new_game(deck, rules: Rules | str = "standard") -> State:

@@ -1,0 +1,166 @@
+"""acesup solve: the exact clairvoyant solver on one deck, a deck file, or seeded deals."""
+
+from __future__ import annotations
+
+NAME = "solve"
+HELP = "solve decks exactly: the best score a player who knows the stock order can reach"
+DESCRIPTION = """\
+Solve each deck exactly (engine_rs_free.solver): the best score reachable by a
+player who knows the order of the stock, whether the deal can be won, and a
+game line that reaches that score. One result per deck, in input order.
+
+Decks come from --deck (one deck), --decks FILE (one deck a line; '-' reads
+standard input; the file is streamed, so any size works in bounded memory), or
+--seed/--index/--count (seeded deals). A malformed line of a deck file is
+reported with its line number on standard error; the other lines are still
+solved, and the exit code is 2 at the end.
+
+--format jsonl prints one JSON object a deck with the keys max_score, won,
+status ('solved', or 'gave_up' when --node-limit stopped the search: then
+max_score is only a lower bound), nodes and line, plus where the deck came
+from (line, or seed and index). --format text shows each game move by move.
+
+examples:
+  acesup solve --seed 2026 --index 0 --count 5 --format jsonl
+  acesup deal --seed 1 --count 1000 > decks.txt && acesup solve --decks decks.txt --sensible --leftmost --must-fill
+  acesup solve --deck "$(acesup deal --seed 0)" --variant strict
+"""
+
+CHUNK = 256  # decks solved per compiled call
+
+
+def add_arguments(p):
+    src = p.add_mutually_exclusive_group(required=True)
+    src.add_argument("--deck", help="one deck: 52 card codes in deal order")
+    src.add_argument("--decks", metavar="FILE", help="deck file, one deck a line ('-' = standard input)")
+    src.add_argument("--seed", type=int, help="deal seed (with --index and --count)")
+    p.add_argument("--index", type=int, default=0, help="first deal index with --seed (default 0)")
+    p.add_argument("--count", type=int, default=1, help="how many deals with --seed (default 1)")
+    p.add_argument("--variant", default="standard", help="standard, strict, easy or reverse (default standard)")
+    p.add_argument("--discards", choices=("forced", "optional"), default="forced",
+                   help="forced (default) or optional discards")
+    p.add_argument("--sensible", action="store_true", help="never move the only card of a pile")
+    p.add_argument("--leftmost", action="store_true", help="moves go only into the lowest-numbered empty pile")
+    p.add_argument("--must-fill", action="store_true", help="no deal while a card can move into an empty pile")
+    p.add_argument("--node-limit", type=int, default=None,
+                   help="give up a deck after this many positions (its result says 'gave_up')")
+    p.add_argument("--format", choices=("text", "jsonl"), default="text", help="output format (default text)")
+
+
+def solver_rules(args):
+    """The rule set of the arguments (variant, discards, restrictions)."""
+    from engine_rs_free.rules import rules_by_name
+
+    rules = rules_by_name(args.variant)
+    opts = []
+    if args.discards == "optional":
+        opts.append("optional")
+    for flag, name in ((args.sensible, "sensible"), (args.leftmost, "leftmost"), (args.must_fill, "must_fill")):
+        if flag:
+            opts.append(name)
+    return rules.with_options(*opts)
+
+
+def _sources(args, bad):
+    """Yield (where, deck) in input order; malformed deck-file lines go to ``bad`` and stderr."""
+    import sys
+
+    from engine_rs_free.cards import DeckParseError, iter_deck_lines, parse_deck
+    from engine_rs_free.deals import deal_batch
+
+    if args.deck is not None:
+        yield {}, parse_deck(args.deck)
+        return
+    if args.decks is not None:
+        try:
+            fh = sys.stdin if args.decks == "-" else open(args.decks, encoding="utf-8")
+        except OSError as exc:
+            from pipeline.errors import UserError
+
+            raise UserError(f"cannot read deck file {args.decks!r}: {exc.strerror}; give a readable file or '-'")
+        try:
+            for number, item in iter_deck_lines(fh):
+                if isinstance(item, DeckParseError):
+                    bad.append(number)
+                    print(f"acesup solve: error: {args.decks}: {item}", file=sys.stderr)
+                    continue
+                yield {"line": number}, item
+        finally:
+            if fh is not sys.stdin:
+                fh.close()
+        return
+    if args.count < 1:
+        raise ValueError(f"--count {args.count} is not positive; give 1 or more")
+    done = 0
+    while done < args.count:
+        n = min(CHUNK, args.count - done)
+        for k, d in enumerate(deal_batch(args.seed, args.index + done, n)):
+            yield {"seed": args.seed, "index": args.index + done + k}, d
+        done += n
+
+
+def _chunks(items, size):
+    chunk = []
+    for item in items:
+        chunk.append(item)
+        if len(chunk) == size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
+
+
+def format_game(deck, line: str, rules) -> str:
+    """A game line as a readable game: each action with the piles after it."""
+    from engine_rs_free.game import format_position, replay_states
+
+    states = replay_states(deck, line, rules)
+    out = [f"   start      {format_position(states[0])}   score {states[0].score}"]
+    for n, (action, state) in enumerate(zip(line.split(), states[1:]), start=1):
+        out.append(f"{n:4d}. {action:<6s} {format_position(state)}   score {state.score}, stock {len(state.stock)}")
+    return "\n".join(out)
+
+
+def run(args) -> int:
+    import json
+    import sys
+
+    import numpy as np
+
+    from engine_rs_free.cards import format_deck
+    from engine_rs_free.solver import solve_batch
+
+    rules = solver_rules(args)
+    if args.node_limit is not None and args.node_limit < 1:
+        raise ValueError(f"--node-limit {args.node_limit} is not positive; give 1 or more, or leave it out")
+    bad: list[int] = []
+    out = sys.stdout
+    for chunk in _chunks(_sources(args, bad), CHUNK):
+        decks = np.stack([d for _, d in chunk])
+        res = solve_batch(decks, rules, node_limit=args.node_limit, want_lines=True)
+        for n, (where, deck) in enumerate(chunk):
+            row = {
+                "max_score": int(res.max_score[n]),
+                "won": bool(res.won[n]),
+                "status": res.status[n],
+                "nodes": int(res.nodes[n]),
+                "line": res.lines[n],
+            }
+            if args.format == "jsonl":
+                out.write(json.dumps({**where, "variant": rules.name, **row}) + "\n")
+                continue
+            origin = ", ".join(f"{k} {v}" for k, v in where.items()) or "deck"
+            verdict = "won" if row["won"] else "not won"
+            bound = " (a lower bound: the node limit stopped the search)" if row["status"] == "gave_up" else ""
+            out.write(f"{origin}: {rules.name}: max_score {row['max_score']}{bound}, {verdict}, "
+                      f"{row['status']}, {row['nodes']} nodes\n")
+            out.write(f"deck: {format_deck(deck)}\n")
+            out.write(f"line: {row['line'] or '(no action)'}\n")
+            out.write(format_game(deck, row["line"], rules) + "\n\n")
+        out.flush()
+    if bad:
+        shown = ", ".join(str(b) for b in bad[:10]) + (" …" if len(bad) > 10 else "")
+        print(f"acesup solve: error: {len(bad)} malformed line(s) skipped (line {shown}); "
+              f"fix them and solve again", file=sys.stderr)
+        return 2
+    return 0

@@ -463,10 +463,31 @@ def _choose(kind, param, work, height, pos, fill, sensible, leftmost, must_fill,
             if not _is_lone(height, s, moves[s, k]):
                 return moves[s, k]
         return GIVE_UP
-    if kind == K_ACES or kind == K_HUMAN:
+    if kind == K_ACES:
+        best_ace = GIVE_UP
+        ace_d = -1
+        last = -1
+        for k in range(n):
+            code = moves[s, k]
+            if code // N_PILES == last or _is_lone(height, s, code):
+                continue  # the same card into another empty pile discards the same (see greedy)
+            last = code // N_PILES
+            if not is_ace[_moved_card(work, height, s, code)]:
+                continue
+            d = _discards_after(work, height, s, code, beats) if _may_discard(work, height, s, code, beats) else 0
+            if d > ace_d:
+                best_ace = code
+                ace_d = d
+        if best_ace >= 0:
+            return best_ace
+        return _greedy_choice(work, height, s, pos, must_fill, beats, moves, s, n)
+    if kind == K_HUMAN:
+        # one pass over the candidates gives the best Ace move, the best other move and greedy's move
         best_ace = GIVE_UP
         ace_d = -1
         other_d = -1
+        best_any = GIVE_UP
+        any_d = -1
         last = -1
         for k in range(n):
             code = moves[s, k]
@@ -474,9 +495,10 @@ def _choose(kind, param, work, height, pos, fill, sensible, leftmost, must_fill,
                 continue  # the same card into another empty pile discards the same (see greedy)
             last = code // N_PILES
             ace = is_ace[_moved_card(work, height, s, code)]
-            if kind == K_ACES and not ace:
-                continue
             d = _discards_after(work, height, s, code, beats) if _may_discard(work, height, s, code, beats) else 0
+            if d > any_d:
+                best_any = code
+                any_d = d
             if ace:
                 if d > ace_d:
                     best_ace = code
@@ -484,14 +506,15 @@ def _choose(kind, param, work, height, pos, fill, sensible, leftmost, must_fill,
             elif d > other_d:
                 other_d = d
         if best_ace >= 0:
-            if kind == K_ACES:
-                return best_ace
             best_other = other_d
             if pass_ok and best_other < 0:
                 best_other = 0
             if ace_d >= best_other - param:
                 return best_ace
-        return _greedy_choice(work, height, s, pos, must_fill, beats, moves, s, n)
+        # greedy (as _greedy_choice, from the same pass)
+        if best_any >= 0 and (any_d > 0 or not pass_ok):
+            return best_any
+        return PASS if pass_ok else GIVE_UP
     # K_LOOKAHEAD: value every choice now, pass first, ties to the earlier choice
     choice = GIVE_UP
     best_value = -1

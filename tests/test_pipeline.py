@@ -28,7 +28,8 @@ from pipeline.worker import run_batch
 
 def small_spec(data, **kw):
     values = dict(seed=11, start=5, deals=600, variants="standard,strict",
-                  policies="nomove,greedy,solver", caps={"solver": 25}, batch_size=100, data=str(data))
+                  policies="nomove,greedy,solver,pimc:samples=8", caps={"solver": 25, "pimc:samples=8": 4},
+                  batch_size=100, data=str(data))
     values.update(kw)
     return load_spec(None, **values)
 
@@ -58,10 +59,10 @@ def first_run(ray_local, tmp_path_factory):
 def test_run_writes_every_key_exactly_once(first_run):
     spec, summary, seen = first_run
     table = read_results(spec.data)
-    assert table.num_rows == 2 * 2 * 600 + 2 * 25 == spec.total_rows() == summary.rows_written
+    assert table.num_rows == 2 * 2 * 600 + 2 * 25 + 2 * 4 == spec.total_rows() == summary.rows_written
     assert_exactly_once(table, spec)
     assert table.schema.remove_metadata().equals(RESULT_SCHEMA)
-    assert summary.batches_done == 2 * 2 * 6 + 2 * 1
+    assert summary.batches_done == 2 * 2 * 6 + 2 * 1 + 2 * 1
     assert seen[-1] == (spec.total_rows(), spec.total_rows())
     assert verify_run(spec.data, spec.run_id).ok
 
@@ -93,7 +94,7 @@ def test_files_carry_footer_metadata_and_manifest_checksums(first_run):
     spec, _, _ = first_run
     store = DataStore(spec.data)
     m = read_manifest(store, spec.run_id)
-    assert m.state == "done" and len(m.batches) == 26
+    assert m.state == "done" and len(m.batches) == 28
     assert m.covered() == {k: [[a, b]] for k, (a, b) in m.requested.items()}
     import hashlib
 
@@ -118,7 +119,7 @@ def test_another_batch_size_gives_the_same_rows(first_run, tmp_path):
     assert other.run_id == spec.run_id
     execute_run(other, progress=False)
     assert read_results(str(tmp_path)).equals(read_results(spec.data))
-    assert len(read_manifest(DataStore(str(tmp_path)), spec.run_id).batches) == 2 * 2 * 3 + 2
+    assert len(read_manifest(DataStore(str(tmp_path)), spec.run_id).batches) == 2 * 2 * 3 + 2 + 2
 
 
 def test_rerun_skips_and_extension_plays_only_new_deals(first_run, tmp_path):
@@ -128,7 +129,7 @@ def test_rerun_skips_and_extension_plays_only_new_deals(first_run, tmp_path):
     s1 = execute_run(base, progress=False)
     again = execute_run(base, progress=False)
     assert again.rows_written == 0 and again.batches_done == 0 and again.rows_present == s1.rows_written
-    bigger = with_overrides(base, deals=600, caps={"solver": 25})
+    bigger = with_overrides(base, deals=600, caps={"solver": 25, "pimc:samples=8": 4})
     s2 = execute_run(bigger, progress=False)
     assert s2.run_id == s1.run_id
     assert s2.rows_written == 2 * 2 * 300 and s2.rows_present == s1.rows_written
@@ -220,7 +221,8 @@ def test_a_batch_that_keeps_failing_ends_the_run_naming_it_and_keeps_the_rest(fi
 def test_cli_run_prints_where_and_the_odds(first_run, capsys, tmp_path):
     spec, _, _ = first_run
     argv = ["run", "--seed", "11", "--start", "5", "--deals", "600", "--variants", "standard,strict",
-            "--policies", "nomove,greedy,solver", "--cap", "solver=25", "--batch-size", "100",
+            "--policies", "nomove,greedy,solver,pimc:samples=8", "--cap", "solver=25",
+            "--cap", "pimc:samples=8=4", "--batch-size", "100",
             "--data", str(tmp_path), "--quiet"]
     assert main(argv) == 0
     out = capsys.readouterr().out

@@ -17,7 +17,7 @@ from .manifest import pair_key, read_all_manifests
 from .spec import RunSpec
 from .storage import DataStore, read_table
 
-Z95 = 1.959963984540054
+Z95 = 1.96  # the same z as the report's SQL macros (queries/catalog.py WILSON_Z), so both print the same interval
 
 
 def wilson(wins: int, n: int, z: float = Z95) -> tuple[float, float]:

@@ -71,8 +71,10 @@ PIMC_KIND = "pimc"
 INNER_OPTIONS = ("sensible", "leftmost", "must_fill")
 DEFAULT_SAMPLES = 8
 MAX_SAMPLES = 4096
-# The inner restriction measured to play best on the same deals (see the module docstring).
-DEFAULT_INNER = ("sensible", "leftmost")
+# The inner restriction: on the same 200 standard deals at samples=8, inner=sensible+leftmost+must_fill,
+# sensible and sensible+leftmost played alike (mean score 37.28, 37.26, 37.21; 3, 4, 4 wins) while the
+# first ran 17x faster (0.036 s a game on one core against 0.6 s and more), so it is the default.
+DEFAULT_INNER = ("sensible", "leftmost", "must_fill")
 MAX_NODE_LIMIT = 10**12
 
 _MASK32 = np.uint64(0xFFFFFFFF)
@@ -111,7 +113,7 @@ def parse_pimc(name: str | PimcSpec) -> PimcSpec:
     """Parse ``pimc`` or ``pimc:samples=K,inner=R,nodes=L`` (any order, defaults filled in).
 
     >>> parse_pimc("pimc").name
-    'pimc:samples=8,inner=sensible+leftmost'
+    'pimc:samples=8,inner=sensible+leftmost+must_fill'
     >>> parse_pimc("PIMC: inner = leftmost+sensible , samples=32").name
     'pimc:samples=32,inner=sensible+leftmost'
     >>> parse_pimc("pimc:samples=4,inner=none,nodes=5000").name

@@ -57,9 +57,9 @@ from .rules import FILL_ACE, FILL_ANY, Rules, rules_by_name, strength_table
 MAX_HEIGHT = 64  # cards a pile can hold: 52 at most
 MAX_ACTIONS = 256  # legal actions of one position: easy moves (<=52*3) + deal + 4 discards
 MAX_DEPTH = 8192  # path length: <=~250 progressing actions, each followed by <=23 lone moves
-DEFAULT_TT_BITS = 20  # 2**20 entries of 16 bytes = 16 MiB
-EASY_TT_BITS = 24  # 2**24 entries = 256 MiB: easy has far more positions
-BUCKET = 4
+BUCKET = 4  # entries per bucket of the transposition table; an entry is 16 bytes
+DEFAULT_TT_BITS = 18  # 2**18 buckets = 1 Mi entries = 16 MiB
+EASY_TT_BITS = 22  # 2**22 buckets = 16 Mi entries = 256 MiB: easy has far more positions
 
 STATUS_SOLVED = 0
 STATUS_GAVE_UP = 1
@@ -98,7 +98,7 @@ class SolveBatchResult:
     status:    list[str] 'solved' | 'gave_up'
     lines:     list[str] the best line found (None for every deck when want_lines=False)
     moves:     int16[N]  move actions in the line
-    decisions: int16[N]  actions of the line taken where more than one action was legal
+    decisions: int16[N]  points of the line with more than one choice (stopping counts once the stock is empty)
     """
 
     max_score: np.ndarray
@@ -550,21 +550,153 @@ def _stock_max(stock, nstock, strength, suit):
 @nb.njit(cache=True)
 def _line_stats(piles, h, stock, nstock, strength, suit, fill, optional, sensible, leftmost, must_fill,
                 line, nline, scratch, rec_pile, rec_card):
-    """Replay ``line`` from (piles, h): (move actions, actions taken where >1 action was legal, score gained)."""
+    """Replay ``line`` from (piles, h): (move actions, decision points, score gained).
+
+    Decision points count as in policies.py: every point of the line where the
+    player had more than one choice, the legal actions plus, once the stock is
+    empty, stopping (so the final point counts when the player stopped by choice).
+    """
     sp = 0
     rtop = 0
     moves = 0
     decisions = 0
-    for i in range(nline):
+    for i in range(nline + 1):
         n = _gen_actions(piles, h, sp, nstock, strength, suit, fill, optional, sensible, leftmost, must_fill,
                          scratch, True)
-        if n > 1:
+        if sp == nstock:
+            n += 1  # stopping is a choice once the stock is empty
+        if n > 1 and (i < nline or sp == nstock):
             decisions += 1
+        if i == nline:
+            break
         a = line[i]
         if (a & 3) == KIND_MOVE:
             moves += 1
         sp, rtop = _apply(a, piles, h, stock, sp, strength, suit, optional, rec_pile, rec_card, rtop)
     return moves, decisions, rtop
+
+
+@nb.njit(cache=True)
+def _lone_path(start, goal, leftmost, aces_only, strength, out):
+    """Shortest run of lone moves turning slot pattern ``start`` into ``goal``; returns its length.
+
+    A slot pattern gives, per pile, the lone card (0..51), -1 for an empty pile
+    or -2 for a pile of two or more (which a lone move never touches). Moves
+    are written to ``out`` as action codes; -1 when ``goal`` is unreachable.
+    ``aces_only`` (strict): only a card of the top rank may move.
+    """
+    cap = 64
+    q = np.empty((cap, 4), np.int32)
+    parent = np.empty(cap, np.int32)
+    via = np.empty(cap, np.int32)
+    for p in range(4):
+        q[0, p] = start[p]
+    parent[0] = -1
+    nq = 1
+    head = 0
+    found = -1
+    while head < nq:
+        same = True
+        for p in range(4):
+            if q[head, p] != goal[p]:
+                same = False
+        if same:
+            found = head
+            break
+        first_empty = -1
+        for p in range(4):
+            if q[head, p] == -1:
+                first_empty = p
+                break
+        for src in range(4):
+            if q[head, src] < 0 or (aces_only and strength[q[head, src]] != 12):
+                continue
+            for dst in range(4):
+                if q[head, dst] != -1 or (leftmost and dst != first_empty):
+                    continue
+                if nq >= cap:
+                    continue
+                for p in range(4):
+                    q[nq, p] = q[head, p]
+                q[nq, dst] = q[head, src]
+                q[nq, src] = -1
+                seen = False
+                for j in range(nq):
+                    eq = True
+                    for p in range(4):
+                        if q[j, p] != q[nq, p]:
+                            eq = False
+                            break
+                    if eq:
+                        seen = True
+                        break
+                if not seen:
+                    parent[nq] = head
+                    via[nq] = KIND_MOVE + 4 * src + 16 * dst
+                    nq += 1
+        head += 1
+    if found < 0:
+        return -1
+    n = 0
+    j = found
+    while parent[j] >= 0:
+        n += 1
+        j = parent[j]
+    j = found
+    i = n - 1
+    while parent[j] >= 0:
+        out[i] = via[j]
+        i -= 1
+        j = parent[j]
+    return n
+
+
+@nb.njit(cache=True)
+def _shorten_line(piles, h, stock, strength, suit, fill, optional, leftmost, line, nline, rec_pile, rec_card):
+    """Replace every run of lone moves in ``line`` by a shortest run to the same position; new length.
+
+    The search may wander through several relabellings before the step that
+    needed one; the positions after each run are unchanged, so the line still
+    reaches the same score. ``piles``/``h`` are left at the end of the line.
+    """
+    out = np.empty(nline, np.int32)
+    path = np.empty(64, np.int32)
+    start = np.empty(4, np.int32)
+    goal = np.empty(4, np.int32)
+    sp = 0
+    rtop = 0
+    n = 0
+    i = 0
+    while i < nline:
+        a = line[i]
+        if (a & 3) == KIND_MOVE and h[(a >> 2) & 3] == 1:
+            for p in range(4):
+                start[p] = -1 if h[p] == 0 else (piles[p, 0] if h[p] == 1 else -2)
+            j = i
+            while j < nline and (line[j] & 3) == KIND_MOVE and h[(line[j] >> 2) & 3] == 1:
+                sp, rtop = _apply(line[j], piles, h, stock, sp, strength, suit, optional, rec_pile, rec_card,
+                                  rtop)
+                j += 1
+            for p in range(4):
+                goal[p] = -1 if h[p] == 0 else (piles[p, 0] if h[p] == 1 else -2)
+            m = _lone_path(start, goal, leftmost, fill == 1, strength, path)
+            if m < 0 or m > j - i:
+                for k in range(i, j):
+                    out[n] = line[k]
+                    n += 1
+            else:
+                for k in range(m):
+                    out[n] = path[k]
+                    n += 1
+            i = j
+            continue
+        sp, rtop = _apply(a, piles, h, stock, sp, strength, suit, optional, rec_pile, rec_card, rtop)
+        out[n] = a
+        n += 1
+        i += 1
+    for k in range(n):
+        line[k] = out[k]
+    return n
 
 
 class _Workspace:
@@ -653,6 +785,12 @@ def _solve_many(init_piles, init_h, stocks, nstocks, start_scores, natives, reso
         out_score[n] = best
         out_nodes[n] = nodes
         out_status[n] = status
+        for p in range(4):
+            h[p] = h0[p]
+            for i in range(h[p]):
+                piles[p, i] = piles0[p, i]
+        blen = _shorten_line(piles, h, stock, strength, suit, fill, optional, leftmost, best_line, blen,
+                             rec_pile, rec_card)
         for p in range(4):
             h[p] = h0[p]
             for i in range(h[p]):

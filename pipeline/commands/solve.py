@@ -84,7 +84,7 @@ def _sources(args, bad):
                     bad.append(number)
                     print(f"acesup solve: error: {args.decks}: {item}", file=sys.stderr)
                     continue
-                yield {"line": number}, item
+                yield {"line_number": number}, item
         finally:
             if fh is not sys.stdin:
                 fh.close()

@@ -1,11 +1,10 @@
-"""Benchmark figures of the exact solver and the honest sampling player (``pimc``).
+"""Benchmark figures of the exact solver (``pimc/standard`` lives in pipeline.bench_pimc).
 
 Each ``solve/<rules>`` figure solves fresh seeded deals with ``solve_batch``
 (one compiled call per chunk) after a warm-up call that compiles; the rate is
 decks per second on one thread, and ``extra`` gives the positions searched per
 deck (median, p99, max) and the transposition table's size, which bounds the
-memory whatever the deal. ``pimc/standard`` is games per second of
-``pimc:samples=32``.
+memory whatever the deal.
 """
 
 from __future__ import annotations
@@ -19,7 +18,6 @@ from engine_rs_free.deals import deal_batch
 from .bench import Measurement, figure
 
 SEED = 2026
-PIMC_PLAYER = "pimc:samples=32"
 
 
 def _nodes_extra(nodes: np.ndarray) -> dict[str, float | int | str]:
@@ -84,26 +82,3 @@ def bench_solve_easy() -> Measurement:
 @figure("solve/reverse")
 def bench_solve_reverse() -> Measurement:
     return measure_solver("reverse", chunk=20)
-
-
-@figure("pimc/standard")
-def bench_pimc_standard() -> Measurement:
-    """Games per second of ``pimc:samples=32`` (its inner solver's default restrictions)."""
-    from engine_rs_free.lookahead import pimc_batch
-
-    decks = deal_batch(SEED, 0, 4)
-    pimc_batch(decks[:1], "standard", PIMC_PLAYER, seed=SEED, indices=np.arange(1))  # compile
-    n = 0
-    t0 = time.perf_counter()
-    decisions = []
-    while True:
-        decks = deal_batch(SEED, 100 + n, 4)
-        res = pimc_batch(decks, "standard", PIMC_PLAYER, seed=SEED, indices=np.arange(100 + n, 104 + n))
-        decisions.append(np.asarray(res.decisions))
-        n += 4
-        elapsed = time.perf_counter() - t0
-        if elapsed >= 3.0:
-            break
-    dec = np.concatenate(decisions)
-    return Measurement(rate=n / elapsed, unit="games/s", items=n, seconds=elapsed,
-                       extra={"decisions_median": float(np.median(dec))})

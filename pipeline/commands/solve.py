@@ -18,7 +18,7 @@ solved, and the exit code is 2 at the end.
 --format jsonl prints one JSON object a deck with the keys max_score, won,
 status ('solved', or 'gave_up' when --node-limit stopped the search: then
 max_score is only a lower bound), nodes and line, plus where the deck came
-from (line, or seed and index). --format text shows each game move by move.
+from (line_number, or seed and index). --format text shows each game move by move.
 
 examples:
   acesup solve --seed 2026 --index 0 --count 5 --format jsonl

@@ -123,32 +123,35 @@ def _mix(k1, k2):
 
 
 @nb.njit(cache=True)
-def _tt_seen_or_add(tt_k1, tt_k2, tt_ep, k1, k2, epoch, sp, mask_bits):
+def _tt_seen_or_add(tt, k1, k2, epoch, sp, mask_bits):
     """True when the exact key is in the table (this deck); else add it and return False.
 
-    ``tt_ep`` holds the deck's epoch (entries of other decks are free slots)
-    in its high 24 bits and the entry's stock position in the low 8 bits.
+    ``tt`` is ``uint64[2 * entries]``: entry i is ``tt[2i] = k1`` and
+    ``tt[2i+1] = k2 | tag << 32`` with ``tag = epoch << 8 | sp``. A bucket of
+    four entries is one 64-byte cache line. Entries of another epoch (deck)
+    are free slots, so the table is never cleared between decks.
     """
     b = np.int64(_mix(k1, k2) & mask_bits) * BUCKET
     victim = b
     victim_sp = -1
     for s in range(BUCKET):
         i = b + s
-        e = tt_ep[i]
-        if (e >> np.uint32(8)) != epoch:
+        w = tt[2 * i + 1]
+        tag = np.uint32(w >> np.uint64(32))
+        if (tag >> np.uint32(8)) != epoch:
             if victim_sp < 1000:
                 victim = i
                 victim_sp = 1000  # a free slot beats any replacement
             continue
-        if tt_k1[i] == k1 and tt_k2[i] == k2:
+        if tt[2 * i] == k1 and np.uint32(w & np.uint64(0xFFFFFFFF)) == k2:
             return True
-        esp = np.int64(e & np.uint32(255))
+        esp = np.int64(tag & np.uint32(255))
         if victim_sp < 1000 and esp >= victim_sp:
             victim = i
             victim_sp = esp
-    tt_k1[victim] = k1
-    tt_k2[victim] = k2
-    tt_ep[victim] = (epoch << np.uint32(8)) | np.uint32(sp)
+    tt[2 * victim] = k1
+    tag = (np.uint64(epoch) << np.uint64(8)) | np.uint64(sp)
+    tt[2 * victim + 1] = np.uint64(k2) | (tag << np.uint64(32))
     return False
 
 
@@ -445,7 +448,7 @@ def _upper_bound(piles, h, sp, smax, strength, suit, fill):
 
 @nb.njit(cache=True)
 def _search(stock, nstock, smax, piles, h, start_score, strength, suit, native, fill, optional, sensible,
-            leftmost, must_fill, node_limit, tt_k1, tt_k2, tt_ep, tt_mask, epoch,
+            leftmost, must_fill, node_limit, tt, tt_mask, epoch,
             acts, nacts, idx, path, lone, keys1, keys2, rbase, rec_pile, rec_card, best_line):
     """Depth-first search from the position (piles, h, stock[0:nstock]); see the module docstring.
 
@@ -461,7 +464,7 @@ def _search(stock, nstock, smax, piles, h, start_score, strength, suit, native, 
     nodes = 1
     status = STATUS_SOLVED
     k1, k2 = _key(piles, h, sp, nstock, native)
-    _tt_seen_or_add(tt_k1, tt_k2, tt_ep, k1, k2, epoch, sp, tt_mask)
+    _tt_seen_or_add(tt, k1, k2, epoch, sp, tt_mask)
     if best >= WIN_SCORE:
         return best, 0, nodes, status
     if _upper_bound(piles, h, sp, smax, strength, suit, fill) <= best:
@@ -503,7 +506,7 @@ def _search(stock, nstock, smax, piles, h, start_score, strength, suit, native, 
                     break
                 j -= 1
         if not skip:
-            skip = _tt_seen_or_add(tt_k1, tt_k2, tt_ep, n1, n2, epoch, sp, tt_mask)
+            skip = _tt_seen_or_add(tt, n1, n2, epoch, sp, tt_mask)
         if not skip:
             if node_limit > 0 and nodes >= node_limit:
                 status = STATUS_GAVE_UP
@@ -705,9 +708,7 @@ class _Workspace:
     def __init__(self, tt_bits: int):
         size = (1 << tt_bits) * BUCKET
         self.tt_bits = tt_bits
-        self.tt_k1 = np.zeros(size, np.uint64)
-        self.tt_k2 = np.zeros(size, np.uint32)
-        self.tt_ep = np.zeros(size, np.uint32)
+        self.tt = np.zeros(2 * size, np.uint64)
         self.epoch = 0
         self.acts = np.zeros((MAX_DEPTH, MAX_ACTIONS), np.int32)
         self.nacts = np.zeros(MAX_DEPTH, np.int32)
@@ -724,7 +725,7 @@ class _Workspace:
     def next_epochs(self, count: int) -> int:
         """Reserve ``count`` fresh epochs (one per search); returns the first. Clears the table on wrap."""
         if self.epoch + count + 1 >= (1 << 24):
-            self.tt_ep[:] = 0
+            self.tt[:] = 0
             self.epoch = 0
         first = self.epoch + 1
         self.epoch += count
@@ -751,7 +752,7 @@ def _workspace(tt_bits: int) -> _Workspace:
 @nb.njit(cache=True)
 def _solve_many(init_piles, init_h, stocks, nstocks, start_scores, natives, resolve_start, strength, suit,
                 fill, optional, sensible, leftmost, must_fill, node_limit,
-                tt_k1, tt_k2, tt_ep, tt_mask, first_epoch,
+                tt, tt_mask, first_epoch,
                 acts, nacts, idx, path, lone, keys1, keys2, rbase, rec_pile, rec_card, best_line,
                 out_score, out_nodes, out_status, out_moves, out_decisions, line_buf, line_off):
     """Solve every start position n (piles ``init_piles[n]``, stock ``stocks[n, :nstocks[n]]``).
@@ -780,7 +781,7 @@ def _solve_many(init_piles, init_h, stocks, nstocks, start_scores, natives, reso
         smax = _stock_max(stock, ns, strength, suit)
         best, blen, nodes, status = _search(
             stock, ns, smax, piles, h, start, strength, suit, natives[n], fill, optional, sensible,
-            leftmost, must_fill, node_limit, tt_k1, tt_k2, tt_ep, tt_mask, np.uint32(first_epoch + n),
+            leftmost, must_fill, node_limit, tt, tt_mask, np.uint32(first_epoch + n),
             acts, nacts, idx, path, lone, keys1, keys2, rbase, rec_pile, rec_card, best_line)
         out_score[n] = best
         out_nodes[n] = nodes
@@ -861,7 +862,7 @@ def _run(init_piles, init_h, stocks, nstocks, start_scores, natives, resolve_sta
     line_buf = np.zeros(max(64 * n, 64), np.int32)
     line_buf = _solve_many(
         init_piles, init_h, stocks, nstocks, start_scores, natives, resolve_start, *_rule_args(rules), limit,
-        ws.tt_k1, ws.tt_k2, ws.tt_ep, np.uint64((1 << ws.tt_bits) - 1), first_epoch,
+        ws.tt, np.uint64((1 << ws.tt_bits) - 1), first_epoch,
         ws.acts, ws.nacts, ws.idx, ws.path, ws.lone, ws.keys1, ws.keys2, ws.rbase, ws.rec_pile, ws.rec_card,
         ws.best_line, out_score, out_nodes, out_status, out_moves, out_decisions, line_buf, line_off)
     lines = None

@@ -37,7 +37,10 @@ counted exactly as in ``policies.py``) ``pimc``:
    samples=32 no better, 37.20: the gap is bias, not noise). It dealt where
    the policies move an Ace into an empty pile, which clairvoyant solves rate
    alike. Guided by ``lookahead`` it keeps the policy's play and overrides it
-   where the samples disagree clearly (same 200 deals: 5.0 % won, mean 38.30).
+   where the samples disagree clearly: on standard deals 0..599 of seed 2026,
+   samples=32 wins 2.83 % against lookahead's 2.00 % (paired gap +0.83
+   points, 95 % interval +0.11..+1.56) at the same mean score (37.88);
+   samples=8 also wins 2.83 % but with a mean score 0.37 lower.
 
 With the stock empty there is nothing left to sample: each candidate is
 solved once, and stopping is worth the current score.

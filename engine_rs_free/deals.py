@@ -74,20 +74,27 @@ def philox4x32(c0, c1, c2, c3, k0, k1):
 
 
 @nb.njit(cache=True)
-def _shuffle_into(out, seed_lo, seed_hi, idx_lo, idx_hi):
-    """Fill ``out`` (uint8[52]) with the deck of (seed, index), as the module docstring says."""
-    for i in range(N_CARDS):
-        out[i] = i
+def philox_shuffle(row, n, c0, stream, idx_lo, idx_hi, seed_lo, seed_hi, max_blocks):
+    """Shuffle ``row[:n]`` in place: Fisher-Yates driven by exactly-uniform Lemire draws.
+
+    The words come from Philox blocks ``(c0 + b, stream, idx_lo, idx_hi)`` keyed by
+    ``(seed_lo, seed_hi)`` for b = 0, 1, … (word 0 of a block first), as the module
+    docstring says. Returns False, leaving ``row`` partly shuffled, if more than
+    ``max_blocks`` blocks would be needed (callers that pack other fields into
+    ``c0`` bound it; the chance of needing even 20 blocks for 52 cards is nil).
+    """
     block = 0
-    w0, w1, w2, w3 = philox4x32(block, STREAM_DEAL, idx_lo, idx_hi, seed_lo, seed_hi)
+    w0, w1, w2, w3 = philox4x32(c0, stream, idx_lo, idx_hi, seed_lo, seed_hi)
     used = 0
-    for i in range(N_CARDS - 1, 0, -1):
+    for i in range(n - 1, 0, -1):
         s = np.uint64(i + 1)
         threshold = np.uint64((4294967296 - (i + 1)) % (i + 1))
         while True:
             if used == 4:
                 block += 1
-                w0, w1, w2, w3 = philox4x32(block, STREAM_DEAL, idx_lo, idx_hi, seed_lo, seed_hi)
+                if block >= max_blocks:
+                    return False
+                w0, w1, w2, w3 = philox4x32(np.uint32(c0 + block), stream, idx_lo, idx_hi, seed_lo, seed_hi)
                 used = 0
             if used == 0:
                 w = w0
@@ -102,9 +109,18 @@ def _shuffle_into(out, seed_lo, seed_hi, idx_lo, idx_hi):
             if (m & _MASK32) >= threshold:
                 j = np.int64(m >> np.uint64(32))
                 break
-        tmp = out[i]
-        out[i] = out[j]
-        out[j] = tmp
+        tmp = row[i]
+        row[i] = row[j]
+        row[j] = tmp
+    return True
+
+
+@nb.njit(cache=True)
+def _shuffle_into(out, seed_lo, seed_hi, idx_lo, idx_hi):
+    """Fill ``out`` (uint8[52]) with the deck of (seed, index), as the module docstring says."""
+    for i in range(N_CARDS):
+        out[i] = i
+    philox_shuffle(out, N_CARDS, np.uint32(0), np.uint32(STREAM_DEAL), idx_lo, idx_hi, seed_lo, seed_hi, 1 << 30)
 
 
 @nb.njit(cache=True)

@@ -78,7 +78,7 @@ import numpy as np
 from . import solver as _solver
 from .batch import BatchResult
 from .cards import N_CARDS
-from .deals import STREAM_SAMPLE, philox4x32
+from .deals import STREAM_SAMPLE, philox_shuffle
 from .game import DEAL, N_PILES, WIN_SCORE, Action, State, apply, format_line, legal_actions, legal_moves, new_game
 from .policies import MAX_ACTIONS, GameResult, UnknownPolicyError, decide
 from .rules import Rules, rules_by_name
@@ -96,7 +96,6 @@ MAX_NODE_LIMIT = 10**12
 DEFAULT_GUIDE = "lookahead"
 GUIDES = ("none", "nomove", "greedy", "aces", "human", "lookahead")
 
-_MASK32 = np.uint64(0xFFFFFFFF)
 
 
 @dataclass(frozen=True)
@@ -205,36 +204,9 @@ def _sample_orders(unseen, samples, seed_lo, seed_hi, idx_lo, idx_hi, decision):
         for i in range(n):
             row[i] = unseen[i]
         base = (np.uint32(decision) << np.uint32(20)) | (np.uint32(s) << np.uint32(8))
-        block = 0
-        w0, w1, w2, w3 = philox4x32(base, STREAM_SAMPLE, idx_lo, idx_hi, seed_lo, seed_hi)
-        used = 0
-        for i in range(n - 1, 0, -1):
-            span = np.uint64(i + 1)
-            threshold = np.uint64((4294967296 - (i + 1)) % (i + 1))
-            while True:
-                if used == 4:
-                    block += 1
-                    if block == 256:
-                        return np.empty((0, n), np.int8)
-                    w0, w1, w2, w3 = philox4x32(base | np.uint32(block), STREAM_SAMPLE, idx_lo, idx_hi,
-                                                seed_lo, seed_hi)
-                    used = 0
-                if used == 0:
-                    w = w0
-                elif used == 1:
-                    w = w1
-                elif used == 2:
-                    w = w2
-                else:
-                    w = w3
-                used += 1
-                m = np.uint64(w) * span
-                if (m & _MASK32) >= threshold:
-                    j = np.int64(m >> np.uint64(32))
-                    break
-            tmp = row[i]
-            row[i] = row[j]
-            row[j] = tmp
+        # at most 256 blocks: the block number lives in the low 8 bits of the counter
+        if not philox_shuffle(row, n, base, np.uint32(STREAM_SAMPLE), idx_lo, idx_hi, seed_lo, seed_hi, 256):
+            return np.empty((0, n), np.int8)
     return out
 
 

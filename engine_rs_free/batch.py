@@ -698,6 +698,27 @@ def _tables(rules: Rules) -> tuple[np.ndarray, np.ndarray]:
 LINE_CHUNK = 16384  # decks per kernel call when lines are wanted (bounds the int16 line buffer)
 
 
+def check_batch_input(decks, indices, seed):
+    """Validate and normalize the inputs every batch player takes.
+
+    Returns ``(decks uint8[N, 52] contiguous, indices int64[N] contiguous, seed int)``;
+    ``indices`` defaults to 0..N-1. Raises ValueError naming the bad input.
+    """
+    decks = np.ascontiguousarray(decks, dtype=np.uint8)
+    if decks.ndim != 2 or decks.shape[1] != N_CARDS:
+        raise ValueError(f"decks must have shape (N, 52); got {decks.shape}")
+    n = decks.shape[0]
+    if indices is None:
+        indices = np.arange(n, dtype=np.int64)
+    indices = np.ascontiguousarray(indices, dtype=np.int64)
+    if indices.shape != (n,):
+        raise ValueError(f"indices must have one deal index per deck ({n}); got shape {indices.shape}")
+    seed = int(seed)
+    if not 0 <= seed < 2**64:
+        raise ValueError(f"seed {seed!r} is out of range; use an integer in 0..2**64-1")
+    return decks, indices, seed
+
+
 def play_batch(
     decks: np.ndarray,
     rules: Rules | str,
@@ -720,18 +741,8 @@ def play_batch(
     """
     rules = rules_by_name(rules)
     spec = parse_policy(policy)
-    decks = np.ascontiguousarray(decks, dtype=np.uint8)
-    if decks.ndim != 2 or decks.shape[1] != N_CARDS:
-        raise ValueError(f"decks must have shape (N, 52); got {decks.shape}")
+    decks, indices, seed = check_batch_input(decks, indices, seed)
     n = decks.shape[0]
-    if indices is None:
-        indices = np.arange(n, dtype=np.int64)
-    indices = np.ascontiguousarray(indices, dtype=np.int64)
-    if indices.shape != (n,):
-        raise ValueError(f"indices must have one deal index per deck ({n}); got shape {indices.shape}")
-    seed = int(seed)
-    if not 0 <= seed < 2**64:
-        raise ValueError(f"seed {seed!r} is out of range; use an integer in 0..2**64-1")
     kind = POLICY_KINDS[spec.kind]
     param = 0
     if spec.kind == "human":

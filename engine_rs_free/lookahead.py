@@ -76,7 +76,7 @@ import numba as nb
 import numpy as np
 
 from . import solver as _solver
-from .batch import BatchResult
+from .batch import BatchResult, check_batch_input
 from .cards import N_CARDS
 from .deals import STREAM_SAMPLE, philox_shuffle
 from .game import DEAL, N_PILES, WIN_SCORE, Action, State, apply, format_line, legal_actions, legal_moves, new_game
@@ -423,16 +423,8 @@ def pimc_batch(decks, rules: Rules | str, player: str | PimcSpec, *, seed: int, 
     """
     rules = rules_by_name(rules)
     spec = parse_pimc(player)
-    decks = np.ascontiguousarray(decks, dtype=np.uint8)
-    if decks.ndim != 2 or decks.shape[1] != N_CARDS:
-        raise ValueError(f"decks must have shape (N, 52); got {decks.shape}")
+    decks, indices, seed = check_batch_input(decks, indices, seed)
     n = decks.shape[0]
-    indices = np.arange(n, dtype=np.int64) if indices is None else np.asarray(indices, dtype=np.int64)
-    if indices.shape != (n,):
-        raise ValueError(f"indices must have one deal index per deck ({n}); got shape {indices.shape}")
-    seed = int(seed)
-    if not 0 <= seed < 2**64:
-        raise ValueError(f"seed {seed!r} is out of range; use an integer in 0..2**64-1")
     score = np.empty(n, np.int8)
     moves = np.empty(n, np.int16)
     decisions = np.empty(n, np.int16)

@@ -55,7 +55,7 @@ from .rules import FILL_ACE, FILL_ANY, Rules, rules_by_name, strength_table
 
 # Sizes derived from the game (see the module docstring for the bounds).
 MAX_HEIGHT = 64  # cards a pile can hold: 52 at most
-MAX_ACTIONS = 256  # legal actions of one position: easy moves (<=52*3) + deal + 4 discards
+MAX_ACTIONS = 512  # legal actions of one position: easy moves (<=48 cards x 6 placements) + 24 deals + 4 discards
 MAX_DEPTH = 8192  # path length: <=~250 progressing actions, each followed by <=23 lone moves
 BUCKET = 4  # entries per bucket of the transposition table; an entry is 16 bytes
 DEFAULT_TT_BITS = 18  # 2**18 buckets = 1 Mi entries = 16 MiB
@@ -67,6 +67,7 @@ STATUS_NAMES = ("solved", "gave_up")
 
 KIND_DEAL = 0
 KIND_MOVE = 1
+PLACE_UNIT = 4096  # a move's placement number (class search) sits above bit 12 of its code
 KIND_DISCARD = 2
 
 _SUIT = SUIT.astype(np.int8)
@@ -113,7 +114,7 @@ class SolveBatchResult:
 # --------------------------------------------------------------------------- compiled core
 
 
-@nb.njit(cache=True, inline="always")
+@nb.njit(cache=True, inline="always", _nrt=False)
 def _mix(k1, k2):
     """splitmix64 finaliser of the two key words: the bucket index source."""
     z = k1 ^ (np.uint64(k2) * np.uint64(0x9E3779B97F4A7C15))
@@ -122,7 +123,7 @@ def _mix(k1, k2):
     return z ^ (z >> np.uint64(31))
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, _nrt=False)
 def _tt_seen_or_add(tt, k1, k2, epoch, sp, mask_bits):
     """True when the exact key is in the table (this deck); else add it and return False.
 
@@ -155,7 +156,7 @@ def _tt_seen_or_add(tt, k1, k2, epoch, sp, mask_bits):
     return False
 
 
-@nb.njit(cache=True, inline="always")
+@nb.njit(cache=True, inline="always", _nrt=False)
 def _discardable(piles, h, i, strength, suit):
     if h[i] == 0:
         return False
@@ -168,7 +169,7 @@ def _discardable(piles, h, i, strength, suit):
     return False
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, _nrt=False)
 def _resolve(piles, h, strength, suit, rec_pile, rec_card, rtop):
     """Make every forced discard; push (pile, card) of each onto the undo stack; return the new top."""
     changed = True
@@ -185,7 +186,7 @@ def _resolve(piles, h, strength, suit, rec_pile, rec_card, rtop):
     return rtop
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, _nrt=False)
 def _write_moves(piles, h, strength, fill, sensible, leftmost, out, n, which):
     """Append the legal moves to ``out[n:]`` in game.py's order; return the new count.
 
@@ -223,17 +224,220 @@ def _write_moves(piles, h, strength, fill, sensible, leftmost, out, n, which):
     return n
 
 
-@nb.njit(cache=True)
+_NO_SNAP = np.int64(-1)
+
+
+@nb.njit(cache=True, inline="always", _nrt=False)
+def _mobile_lone(piles, h, p, strength, fill):
+    """Pile p holds one card and that card may move (any card; in strict only the top rank)."""
+    return h[p] == 1 and (fill != 1 or strength[piles[p, 0]] == 12)
+
+
+@nb.njit(cache=True, _nrt=False)
+def _canonicalize(piles, h, strength, fill):
+    """Relabel the free slots to the canonical arrangement of their class; return the prior slots.
+
+    Free slots are the empty piles and the piles whose only card may move. While
+    one pile is empty, lone moves (which discard nothing) reach every placement
+    of those lone cards into the free slots, so all placements are one *class*
+    with one value. The canonical placement puts the lone cards, in ascending
+    card order, into the lowest-numbered free slots. Returns ``_NO_SNAP`` when
+    no pile is empty (no lone move is possible: the position is its own class),
+    else the packed prior content of every pile (a byte each: 0xFF not a free
+    slot, 0xFE empty, else the card) for ``_restore``.
+    """
+    ne = 0
+    for p in range(4):
+        if h[p] == 0:
+            ne += 1
+    if ne == 0:
+        return _NO_SNAP
+    snap = np.int64(0)
+    l0 = 255
+    l1 = 255
+    l2 = 255
+    nl = 0
+    for p in range(4):
+        if h[p] == 0:
+            b = 0xFE
+        elif _mobile_lone(piles, h, p, strength, fill):
+            b = np.int64(piles[p, 0])
+            if nl == 0:
+                l0 = b
+            elif nl == 1:
+                l1 = b
+            else:
+                l2 = b
+            nl += 1
+        else:
+            b = 0xFF
+        snap |= np.int64(b) << np.int64(8 * p)
+    if l0 > l1:
+        l0, l1 = l1, l0
+    if l1 > l2:
+        l1, l2 = l2, l1
+    if l0 > l1:
+        l0, l1 = l1, l0
+    taken = 0
+    for p in range(4):
+        b = (snap >> np.int64(8 * p)) & 0xFF
+        if b == 0xFF:
+            continue
+        if taken < nl:
+            c = l0 if taken == 0 else (l1 if taken == 1 else l2)
+            piles[p, 0] = c
+            h[p] = 1
+        else:
+            h[p] = 0
+        taken += 1
+    return snap
+
+
+@nb.njit(cache=True, _nrt=False)
+def _restore(piles, h, snap):
+    """Put back the free slots packed by ``_canonicalize``."""
+    for p in range(4):
+        b = (snap >> np.int64(8 * p)) & 0xFF
+        if b == 0xFF:
+            continue
+        if b == 0xFE:
+            h[p] = 0
+        else:
+            h[p] = 1
+            piles[p, 0] = b
+
+
+@nb.njit(cache=True, _nrt=False)
+def _class_shape(piles, h, strength, fill):
+    """(free slots, mobile lone cards, empty piles) of a position."""
+    nf = 0
+    nl = 0
+    ne = 0
+    for p in range(4):
+        if h[p] == 0:
+            nf += 1
+            ne += 1
+        elif _mobile_lone(piles, h, p, strength, fill):
+            nf += 1
+            nl += 1
+    return nf, nl, ne
+
+
+@nb.njit(cache=True, _nrt=False)
+def _arrangements(nf, nl):
+    """How many placements of nl lone cards into nf free slots (nf! / (nf - nl)!)."""
+    c = 1
+    for i in range(nl):
+        c *= nf - i
+    return c
+
+
+@nb.njit(cache=True, _nrt=False)
+def _free_mask(piles, h, strength, fill):
+    """Bit p set when pile p is a free slot (empty, or its only card may move)."""
+    free = 0
+    for p in range(4):
+        if h[p] == 0 or _mobile_lone(piles, h, p, strength, fill):
+            free |= 1 << p
+    return free
+
+
+@nb.njit(cache=True, _nrt=False)
+def _arrange(piles, h, free, idx):
+    """Place the lone cards of the free slots ``free`` (a pile bit mask) by placement number ``idx``.
+
+    The lone cards are taken in pile order; in mixed radix, the i-th goes into
+    the ``(idx // (nf*(nf-1)*...)) % (nf-i)``-th still unused free slot. From
+    the canonical arrangement the order is ascending, so ``idx = 0`` leaves it
+    as it is. Returns the packed prior content of the piles (``_restore``).
+    """
+    l0 = 255
+    l1 = 255
+    l2 = 255
+    l3 = 255
+    nl = 0
+    nf = 0
+    snap = np.int64(0)
+    for p in range(4):
+        if (free >> p) & 1:
+            nf += 1
+            if h[p] == 0:
+                b = np.int64(0xFE)
+            else:
+                c = piles[p, 0]
+                b = np.int64(c)
+                if nl == 0:
+                    l0 = c
+                elif nl == 1:
+                    l1 = c
+                elif nl == 2:
+                    l2 = c
+                else:
+                    l3 = c
+                nl += 1
+                h[p] = 0
+        else:
+            b = np.int64(0xFF)
+        snap |= b << np.int64(8 * p)
+    r = idx
+    for i in range(nl):
+        m = nf - i
+        j = r % m
+        r //= m
+        c = l0 if i == 0 else (l1 if i == 1 else (l2 if i == 2 else l3))
+        for p in range(4):
+            if (free >> p) & 1:
+                if j == 0:
+                    piles[p, 0] = c
+                    h[p] = 1
+                    free &= ~(1 << p)
+                    break
+                j -= 1
+    return snap
+
+
+@nb.njit(cache=True, _nrt=False)
 def _gen_actions(piles, h, sp, nstock, strength, suit, fill, optional, sensible, leftmost, must_fill, out,
-                 contract_order):
+                 contract_order, relabel=False):
     """Write the legal actions of the position into ``out``; return how many.
 
     ``contract_order``: game.py's order (deal, moves by src/depth/dst, discards).
     Otherwise the search order: discards, moves of a card that is not alone,
     deal, lone moves (a lone move only relabels piles, so it is tried last).
+    ``relabel`` (the search over classes, see ``_canonicalize``): no lone
+    moves; a move of a card that is not alone goes into the first empty pile
+    (the others are the same class); one deal per placement of the lone cards.
     """
     n = 0
     can_deal = sp < nstock
+    if relabel and not contract_order:
+        if optional:
+            for p in range(4):
+                if _discardable(piles, h, p, strength, suit):
+                    out[n] = KIND_DISCARD + 4 * p
+                    n += 1
+        n0 = n
+        n = _write_moves(piles, h, strength, fill, sensible, True, out, n, 1)
+        if not can_deal:
+            return n
+        nf, nl, ne = _class_shape(piles, h, strength, fill)
+        if ne == 1 and n > n0:
+            # a move that fills the last empty pile fixes the placement of every
+            # lone card: one child per placement of them and the moved card
+            m = n - n0
+            cnt = _arrangements(nf, nf)
+            for j in range(m - 1, -1, -1):
+                a = out[n0 + j]
+                for i in range(cnt):
+                    out[n0 + j * cnt + i] = a + PLACE_UNIT * i
+            n = n0 + m * cnt
+        if must_fill and ne > 0 and (n > n0 or nl > 0):
+            return n
+        cnt = _arrangements(nf, nl) if ne > 0 else 1
+        for i in range(cnt):
+            out[n] = KIND_DEAL + 4 * i
+            n += 1
+        return n
     if contract_order:
         # moves first (to know whether must_fill blocks the deal), then shift them right by one
         nm = _write_moves(piles, h, strength, fill, sensible, leftmost, out, 0, 0)
@@ -273,7 +477,7 @@ def _gen_actions(piles, h, sp, nstock, strength, suit, fill, optional, sensible,
     return n
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, _nrt=False)
 def _apply(a, piles, h, stock, sp, strength, suit, optional, rec_pile, rec_card, rtop):
     """Apply action code ``a`` (and forced discards). Returns (new sp, new undo-stack top)."""
     kind = a & 3
@@ -285,7 +489,7 @@ def _apply(a, piles, h, stock, sp, strength, suit, optional, rec_pile, rec_card,
     elif kind == KIND_MOVE:
         src = (a >> 2) & 3
         dst = (a >> 4) & 3
-        depth = a >> 6
+        depth = (a >> 6) & 63
         pos = h[src] - 1 - depth
         card = piles[src, pos]
         for i in range(pos, h[src] - 1):
@@ -305,7 +509,7 @@ def _apply(a, piles, h, stock, sp, strength, suit, optional, rec_pile, rec_card,
     return sp, rtop
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, _nrt=False)
 def _undo(a, piles, h, sp, rec_pile, rec_card, rtop, rbase):
     """Undo action ``a`` whose discards are undo-stack entries rbase..rtop-1. Returns the old sp."""
     while rtop > rbase:
@@ -321,7 +525,7 @@ def _undo(a, piles, h, sp, rec_pile, rec_card, rtop, rbase):
     elif kind == KIND_MOVE:
         src = (a >> 2) & 3
         dst = (a >> 4) & 3
-        depth = a >> 6
+        depth = (a >> 6) & 63
         h[dst] -= 1
         card = piles[dst, h[dst]]
         pos = h[src] - depth
@@ -332,7 +536,64 @@ def _undo(a, piles, h, sp, rec_pile, rec_card, rtop, rbase):
     return sp
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, _nrt=False)
+def _apply_class(a, piles, h, stock, sp, nstock, strength, suit, fill, optional, rec_pile, rec_card, rtop):
+    """Apply an action of the class search (see ``_canonicalize``); (sp, rtop, placement snap, relabel snap).
+
+    A deal first places the lone cards by its placement number; a move that
+    fills the last empty pile (with cards still to deal) is followed by the
+    placement of the lone cards and the moved card, before the forced discards
+    (which do not depend on pile labels). The result is put in its canonical
+    arrangement.
+    """
+    kind = a & 3
+    asnap = _NO_SNAP
+    if kind == KIND_DEAL:
+        if a > 3:
+            asnap = _arrange(piles, h, _free_mask(piles, h, strength, fill), a >> 2)
+        sp, rtop = _apply(KIND_DEAL, piles, h, stock, sp, strength, suit, optional, rec_pile, rec_card, rtop)
+    elif kind == KIND_MOVE:
+        ne = 0
+        for p in range(4):
+            if h[p] == 0:
+                ne += 1
+        place = sp < nstock and ne == 1
+        free = _free_mask(piles, h, strength, fill) if place else 0
+        sp, rtop = _apply(a & (PLACE_UNIT - 1), piles, h, stock, sp, strength, suit, True, rec_pile, rec_card,
+                          rtop)
+        if place:
+            asnap = _arrange(piles, h, free, a // PLACE_UNIT)
+        if not optional:
+            rtop = _resolve(piles, h, strength, suit, rec_pile, rec_card, rtop)
+    else:
+        sp, rtop = _apply(a, piles, h, stock, sp, strength, suit, optional, rec_pile, rec_card, rtop)
+    csnap = _canonicalize(piles, h, strength, fill)
+    return sp, rtop, asnap, csnap
+
+
+@nb.njit(cache=True, _nrt=False)
+def _undo_class(a, asnap, csnap, piles, h, sp, rec_pile, rec_card, rtop, rbase):
+    """Undo ``_apply_class``: the relabelling, the discards, the placement and the action, in reverse."""
+    if csnap != _NO_SNAP:
+        _restore(piles, h, csnap)
+    while rtop > rbase:
+        rtop -= 1
+        p = rec_pile[rtop]
+        piles[p, h[p]] = rec_card[rtop]
+        h[p] += 1
+    kind = a & 3
+    if kind == KIND_DEAL:
+        sp = _undo(KIND_DEAL, piles, h, sp, rec_pile, rec_card, rbase, rbase)
+        if asnap != _NO_SNAP:
+            _restore(piles, h, asnap)
+    elif kind == KIND_MOVE:
+        if asnap != _NO_SNAP:
+            _restore(piles, h, asnap)
+        sp = _undo(a & (PLACE_UNIT - 1), piles, h, sp, rec_pile, rec_card, rbase, rbase)
+    return sp
+
+
+@nb.njit(cache=True, _nrt=False)
 def _key(piles, h, sp, nstock, native):
     """The exact position key (see the module docstring): (mask | sp << 52, foreign bottoms).
 
@@ -402,8 +663,8 @@ def _key(piles, h, sp, nstock, native):
     return k1, k2
 
 
-@nb.njit(cache=True)
-def _upper_bound(piles, h, sp, smax, strength, suit, fill):
+@nb.njit(cache=True, _nrt=False)
+def _upper_bound(piles, h, sp, smax, strength, suit, fill, pmax):
     """An upper bound of the score of every position reachable from this one.
 
     48 minus the cards that can never be discarded. In ``strict`` only the top
@@ -419,37 +680,42 @@ def _upper_bound(piles, h, sp, smax, strength, suit, fill):
     """
     if fill != 1:
         return WIN_SCORE
+    # pmax[q, s]: the highest strength of suit s on pile q (-1 if none)
+    for q in range(4):
+        for t in range(4):
+            pmax[q, t] = -1
+        for i in range(h[q]):
+            c = piles[q, i]
+            if strength[c] > pmax[q, suit[c]]:
+                pmax[q, suit[c]] = strength[c]
     dead = 0
     for p in range(4):
+        # pmax[4, s]: the highest of suit s in the stock, on the other piles, or above the card
+        for t in range(4):
+            m = smax[sp, t]
+            for q in range(4):
+                if q != p and pmax[q, t] > m:
+                    m = pmax[q, t]
+            pmax[4, t] = m
         for i in range(h[p] - 1, -1, -1):
             c = piles[p, i]
             s = suit[c]
             sc = strength[c]
-            if sc == 12 or smax[sp, s] > sc:
-                continue
-            alive_elsewhere = False
-            for q in range(4):
-                lo = i + 1 if q == p else 0
-                for j in range(lo, h[q]):
-                    o = piles[q, j]
-                    if suit[o] == s and strength[o] > sc:
-                        alive_elsewhere = True
-                        break
-                if alive_elsewhere:
-                    break
-            if alive_elsewhere:
-                continue
-            for j in range(i + 1):
-                if strength[piles[p, j]] != 12:
-                    dead += 1
-            break
+            if sc != 12 and pmax[4, s] < sc:
+                # every higher card of its suit lies under it: it and all under it stay
+                for j in range(i + 1):
+                    if strength[piles[p, j]] != 12:
+                        dead += 1
+                break
+            if sc > pmax[4, s]:
+                pmax[4, s] = sc
     return WIN_SCORE - dead
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, _nrt=False)
 def _search(stock, nstock, smax, piles, h, start_score, strength, suit, native, fill, optional, sensible,
             leftmost, must_fill, node_limit, tt, tt_mask, epoch,
-            acts, nacts, idx, path, lone, keys1, keys2, rbase, rec_pile, rec_card, best_line):
+            acts, nacts, idx, path, lone, keys1, keys2, rbase, rec_pile, rec_card, best_line, snaps, asnaps, relabel, pmax):
     """Depth-first search from the position (piles, h, stock[0:nstock]); see the module docstring.
 
     Returns (best score, best line length, nodes, status); ``best_line[:length]``
@@ -463,16 +729,18 @@ def _search(stock, nstock, smax, piles, h, start_score, strength, suit, native, 
     best_len = 0
     nodes = 1
     status = STATUS_SOLVED
+    if relabel:
+        _canonicalize(piles, h, strength, fill)
     k1, k2 = _key(piles, h, sp, nstock, native)
     _tt_seen_or_add(tt, k1, k2, epoch, sp, tt_mask)
     if best >= WIN_SCORE:
         return best, 0, nodes, status
-    if _upper_bound(piles, h, sp, smax, strength, suit, fill) <= best:
+    if _upper_bound(piles, h, sp, smax, strength, suit, fill, pmax) <= best:
         return best, 0, nodes, status
     keys1[0] = k1
     keys2[0] = k2
     nacts[0] = _gen_actions(piles, h, sp, nstock, strength, suit, fill, optional, sensible, leftmost,
-                            must_fill, acts[0], False)
+                            must_fill, acts[0], False, relabel)
     idx[0] = 0
     k = 0
     while True:
@@ -482,14 +750,21 @@ def _search(stock, nstock, smax, piles, h, start_score, strength, suit, native, 
                 break
             k -= 1
             score -= rtop - rbase[k]
-            sp = _undo(path[k], piles, h, sp, rec_pile, rec_card, rtop, rbase[k])
+            if relabel:
+                sp = _undo_class(path[k], asnaps[k], snaps[k], piles, h, sp, rec_pile, rec_card, rtop, rbase[k])
+            else:
+                sp = _undo(path[k], piles, h, sp, rec_pile, rec_card, rtop, rbase[k])
             rtop = rbase[k]
             continue
         a = acts[k, idx[k]]
         idx[k] += 1
         is_lone = (a & 3) == KIND_MOVE and h[(a >> 2) & 3] == 1
         rbase[k] = rtop
-        sp, rtop = _apply(a, piles, h, stock, sp, strength, suit, optional, rec_pile, rec_card, rtop)
+        if relabel:
+            sp, rtop, asnaps[k], snaps[k] = _apply_class(a, piles, h, stock, sp, nstock, strength, suit, fill,
+                                                         optional, rec_pile, rec_card, rtop)
+        else:
+            sp, rtop = _apply(a, piles, h, stock, sp, strength, suit, optional, rec_pile, rec_card, rtop)
         score += rtop - rbase[k]
         path[k] = a
         lone[k] = is_lone
@@ -522,17 +797,20 @@ def _search(stock, nstock, smax, piles, h, start_score, strength, suit, native, 
                     best_line[i] = path[i]
                 if best >= WIN_SCORE:
                     break
-            if _upper_bound(piles, h, sp, smax, strength, suit, fill) > best:
+            if _upper_bound(piles, h, sp, smax, strength, suit, fill, pmax) > best:
                 k += 1
                 keys1[k] = n1
                 keys2[k] = n2
                 nacts[k] = _gen_actions(piles, h, sp, nstock, strength, suit, fill, optional, sensible,
-                                        leftmost, must_fill, acts[k], False)
+                                        leftmost, must_fill, acts[k], False, relabel)
                 idx[k] = 0
                 continue
         # the child was seen before or cannot beat the best: undo it
         score -= rtop - rbase[k]
-        sp = _undo(a, piles, h, sp, rec_pile, rec_card, rtop, rbase[k])
+        if relabel:
+            sp = _undo_class(a, asnaps[k], snaps[k], piles, h, sp, rec_pile, rec_card, rtop, rbase[k])
+        else:
+            sp = _undo(a, piles, h, sp, rec_pile, rec_card, rtop, rbase[k])
         rtop = rbase[k]
     return best, best_len, nodes, status
 
@@ -655,6 +933,95 @@ def _lone_path(start, goal, leftmost, aces_only, strength, out):
 
 
 @nb.njit(cache=True)
+def _slot_pattern(piles, h, out):
+    for p in range(4):
+        out[p] = -1 if h[p] == 0 else (piles[p, 0] if h[p] == 1 else -2)
+
+
+@nb.njit(cache=True)
+def _expand_line(piles, h, stock, nstock, strength, suit, fill, optional, line, nline, out, rec_pile, rec_card):
+    """Turn a line of the class search into game actions; returns its length (-1 if a relabelling fails).
+
+    The class search keeps every position in its canonical arrangement and
+    deals with a placement number; here each relabelling (the canonical one
+    after every action, a deal's placement before it) becomes a shortest run of
+    lone moves, replayed from the true position (piles, h), which is left at
+    the end of the line.
+    """
+    start = np.empty(4, np.int32)
+    goal = np.empty(4, np.int32)
+    tmp = np.empty(64, np.int32)
+    sp = 0
+    rtop = 0
+    n = 0
+    for i in range(-1, nline):
+        if i >= 0:
+            a = line[i]
+            ne = 0
+            for p in range(4):
+                if h[p] == 0:
+                    ne += 1
+            if a > 3 and (a & 3) == KIND_DEAL:
+                # the lone moves that make the deal's placement, then the deal
+                _slot_pattern(piles, h, start)
+                _arrange(piles, h, _free_mask(piles, h, strength, fill), a >> 2)
+                _slot_pattern(piles, h, goal)
+                m = _lone_path(start, goal, False, fill == 1, strength, tmp)
+                if m < 0:
+                    return -1
+                for j in range(m):
+                    out[n] = tmp[j]
+                    n += 1
+                a = KIND_DEAL
+            elif (a & 3) == KIND_MOVE and sp < nstock and ne == 1:
+                # a move that fills the last empty pile, with its placement: first the
+                # lone moves that leave empty the pile the moved card must end in
+                src = (a >> 2) & 3
+                depth = (a >> 6) & 63
+                card = piles[src, h[src] - 1 - depth]
+                free = _free_mask(piles, h, strength, fill)
+                _slot_pattern(piles, h, start)
+                plain = a & (PLACE_UNIT - 1)
+                _apply(plain, piles, h, stock, sp, strength, suit, True, rec_pile, rec_card, rtop)
+                asnap = _arrange(piles, h, free, a // PLACE_UNIT)
+                _slot_pattern(piles, h, goal)
+                dst = 0
+                for p in range(4):
+                    if h[p] == 1 and piles[p, 0] == card and (free >> p) & 1:
+                        dst = p
+                _restore(piles, h, asnap)
+                _undo(plain, piles, h, sp, rec_pile, rec_card, rtop, rtop)
+                goal[dst] = -1
+                goal[src] = start[src]
+                m = _lone_path(start, goal, False, fill == 1, strength, tmp)
+                if m < 0:
+                    return -1
+                for j in range(m):
+                    sp, rtop = _apply(tmp[j], piles, h, stock, sp, strength, suit, optional, rec_pile, rec_card,
+                                      rtop)
+                    out[n] = tmp[j]
+                    n += 1
+                a = KIND_MOVE + 4 * src + 16 * dst + 64 * depth
+            sp, rtop = _apply(a, piles, h, stock, sp, strength, suit, optional, rec_pile, rec_card, rtop)
+            out[n] = a
+            n += 1
+        _slot_pattern(piles, h, start)
+        snap = _canonicalize(piles, h, strength, fill)
+        if snap != _NO_SNAP:
+            _slot_pattern(piles, h, goal)
+            _restore(piles, h, snap)
+            m = _lone_path(start, goal, False, fill == 1, strength, tmp)
+            if m < 0:
+                return -1
+            for j in range(m):
+                a = tmp[j]
+                sp, rtop = _apply(a, piles, h, stock, sp, strength, suit, optional, rec_pile, rec_card, rtop)
+                out[n] = a
+                n += 1
+    return n
+
+
+@nb.njit(cache=True)
 def _shorten_line(piles, h, stock, strength, suit, fill, optional, leftmost, line, nline, rec_pile, rec_card):
     """Replace every run of lone moves in ``line`` by a shortest run to the same position; new length.
 
@@ -764,6 +1131,12 @@ def _solve_many(init_piles, init_h, stocks, nstocks, start_scores, natives, reso
     piles = np.zeros((4, MAX_HEIGHT), np.int8)
     h = np.zeros(4, np.int32)
     scratch = np.zeros(MAX_ACTIONS, np.int32)
+    snaps = np.zeros(MAX_DEPTH, np.int64)
+    asnaps = np.zeros(MAX_DEPTH, np.int64)
+    pmax = np.zeros((5, 4), np.int8)
+    expanded = np.zeros(MAX_DEPTH, np.int32)
+    # the class search (see _canonicalize) needs every placement of the lone cards reachable
+    relabel = not sensible and not leftmost
     nl = 0
     line_off[0] = 0
     for n in range(init_piles.shape[0]):
@@ -782,7 +1155,8 @@ def _solve_many(init_piles, init_h, stocks, nstocks, start_scores, natives, reso
         best, blen, nodes, status = _search(
             stock, ns, smax, piles, h, start, strength, suit, natives[n], fill, optional, sensible,
             leftmost, must_fill, node_limit, tt, tt_mask, np.uint32(first_epoch + n),
-            acts, nacts, idx, path, lone, keys1, keys2, rbase, rec_pile, rec_card, best_line)
+            acts, nacts, idx, path, lone, keys1, keys2, rbase, rec_pile, rec_card, best_line, snaps, asnaps, relabel,
+            pmax)
         out_score[n] = best
         out_nodes[n] = nodes
         out_status[n] = status
@@ -790,6 +1164,18 @@ def _solve_many(init_piles, init_h, stocks, nstocks, start_scores, natives, reso
             h[p] = h0[p]
             for i in range(h[p]):
                 piles[p, i] = piles0[p, i]
+        if relabel:
+            blen = _expand_line(piles, h, stock, ns, strength, suit, fill, optional, best_line, blen, expanded,
+                                rec_pile, rec_card)
+            if blen < 0:
+                out_status[n] = STATUS_GAVE_UP  # unreachable: every placement of a class is reachable
+                blen = 0
+            for i in range(blen):
+                best_line[i] = expanded[i]
+            for p in range(4):
+                h[p] = h0[p]
+                for i in range(h[p]):
+                    piles[p, i] = piles0[p, i]
         blen = _shorten_line(piles, h, stock, strength, suit, fill, optional, leftmost, best_line, blen,
                              rec_pile, rec_card)
         for p in range(4):

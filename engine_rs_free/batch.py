@@ -110,13 +110,13 @@ class BatchResult:
 EMPTY = N_CARDS
 
 
-@nb.njit(cache=True, inline="always")
+@nb.njit(cache=True, inline="always", _nrt=False)
 def _top(work, height, s, i):
     h = height[s, i]
     return work[s, i, h - 1] if h > 0 else EMPTY
 
 
-@nb.njit(cache=True, inline="always")
+@nb.njit(cache=True, inline="always", _nrt=False)
 def _resolve_tops(work, height, s, beats, t0, t1, t2, t3):
     """Forced discards in position s whose top cards are t0..t3 (EMPTY for an empty pile).
 
@@ -155,7 +155,7 @@ def _resolve_tops(work, height, s, beats, t0, t1, t2, t3):
             t3 = work[s, 3, h - 1] if h > 0 else EMPTY
 
 
-@nb.njit(cache=True, inline="always")
+@nb.njit(cache=True, inline="always", _nrt=False)
 def _resolve(work, height, s, beats):
     """Forced discards in position s (see _resolve_tops); returns their count."""
     n, _, _, _, _ = _resolve_tops(work, height, s, beats, _top(work, height, s, 0), _top(work, height, s, 1),
@@ -163,7 +163,7 @@ def _resolve(work, height, s, beats):
     return n
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, _nrt=False)
 def _take_discards(work, height, s, beats, line, n_line):
     """Under discards=optional: take every discard, lowest pile first, one at a time, into the line."""
     while True:
@@ -183,7 +183,7 @@ def _take_discards(work, height, s, beats, line, n_line):
         n_line += 1
 
 
-@nb.njit(cache=True, inline="always")
+@nb.njit(cache=True, inline="always", _nrt=False)
 def _copy(work, height, src, dst):
     for i in range(N_PILES):
         h = height[src, i]
@@ -192,7 +192,7 @@ def _copy(work, height, src, dst):
         height[dst, i] = h
 
 
-@nb.njit(cache=True, inline="always")
+@nb.njit(cache=True, inline="always", _nrt=False)
 def _gen_moves(work, height, s, fill, sensible, leftmost, is_ace, out, row):
     """Write the legal moves of position s to out[row, :] in contract order; returns their count."""
     first_empty = -1
@@ -223,7 +223,7 @@ def _gen_moves(work, height, s, fill, sensible, leftmost, is_ace, out, row):
     return n
 
 
-@nb.njit(cache=True, inline="always")
+@nb.njit(cache=True, inline="always", _nrt=False)
 def _count_moves(work, height, s, fill, sensible, leftmost, is_ace):
     """The number of legal moves of position s (what _gen_moves would list)."""
     empties = 0
@@ -242,7 +242,7 @@ def _count_moves(work, height, s, fill, sensible, leftmost, is_ace):
     return sources * empties
 
 
-@nb.njit(cache=True, inline="always")
+@nb.njit(cache=True, inline="always", _nrt=False)
 def _apply_move(work, height, s, code):
     """Move the card of move ``code`` into its empty target pile (no discards)."""
     dst = code % N_PILES
@@ -259,19 +259,19 @@ def _apply_move(work, height, s, code):
     height[s, dst] = 1
 
 
-@nb.njit(cache=True, inline="always")
+@nb.njit(cache=True, inline="always", _nrt=False)
 def _moved_card(work, height, s, code):
     depth = (code // N_PILES) % N_CARDS
     src = code // (N_PILES * N_CARDS)
     return work[s, src, height[s, src] - 1 - depth]
 
 
-@nb.njit(cache=True, inline="always")
+@nb.njit(cache=True, inline="always", _nrt=False)
 def _is_lone(height, s, code):
     return height[s, code // (N_PILES * N_CARDS)] == 1
 
 
-@nb.njit(cache=True, inline="always")
+@nb.njit(cache=True, inline="always", _nrt=False)
 def _may_discard(work, height, s, code, beats):
     """False when move ``code`` surely discards nothing in the *resolved* position s.
 
@@ -292,7 +292,7 @@ def _may_discard(work, height, s, code, beats):
     return False
 
 
-@nb.njit(cache=True, inline="always")
+@nb.njit(cache=True, inline="always", _nrt=False)
 def _discards_after(work, height, s, code, beats):
     """Discards set off by move ``code`` in position s; the position is left as it was.
 
@@ -321,7 +321,7 @@ def _discards_after(work, height, s, code, beats):
     return n
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, _nrt=False)
 def _position_value(work, height, s, pos, is_ace, fill):
     """policies.position_value: discards first; then Aces at the bottom of a pile and empty piles,
     Aces first except in easy (FILL_ANY), where empty piles come first."""
@@ -349,7 +349,7 @@ PASS = -1
 GIVE_UP = -2
 
 
-@nb.njit(cache=True, inline="always")
+@nb.njit(cache=True, inline="always", _nrt=False)
 def _greedy_choice(work, height, s, pos, must_fill, beats, moves, row, n):
     best = GIVE_UP
     best_d = -1
@@ -370,7 +370,7 @@ def _greedy_choice(work, height, s, pos, must_fill, beats, moves, row, n):
     return PASS if pass_ok else GIVE_UP
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, _nrt=False)
 def _rollout_value(work, height, s, pos, fill, sensible, leftmost, must_fill, is_ace, beats, moves):
     """Play greedy from position s (in the rollout slot) until it would deal or stop; the value."""
     r = SLOT_ROLLOUT
@@ -384,7 +384,7 @@ def _rollout_value(work, height, s, pos, fill, sensible, leftmost, must_fill, is
         _resolve(work, height, r, beats)
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, _nrt=False)
 def _level_setup(work, height, s, pos, fill, sensible, leftmost, must_fill, is_ace, moves):
     """Generate the moves of level slot s; returns (count, starting best value)."""
     n = _gen_moves(work, height, s, fill, sensible, leftmost, is_ace, moves, s)
@@ -399,7 +399,7 @@ def _level_setup(work, height, s, pos, fill, sensible, leftmost, must_fill, is_a
     return n, np.int64(-1)
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, _nrt=False)
 def _subtree_value(work, height, root, levels, pos, fill, sensible, leftmost, must_fill, is_ace, beats,
                    moves, count, nxt, best):
     """policies._subtree_value without recursion: an explicit stack over scratch slots.
@@ -448,7 +448,7 @@ def _subtree_value(work, height, root, levels, pos, fill, sensible, leftmost, mu
             best[lvl] = v
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, _nrt=False)
 def _choose(kind, param, work, height, pos, fill, sensible, leftmost, must_fill, is_ace, beats, moves, n,
             count, nxt, best):
     """The choice of a deterministic policy in the game slot, whose n legal moves are in moves[0]."""
@@ -537,7 +537,7 @@ def _choose(kind, param, work, height, pos, fill, sensible, leftmost, must_fill,
     return choice
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, _nrt=False)
 def _uniform_choice(n, seed_lo, seed_hi, idx_lo, idx_hi, decision):
     """policies.uniform_choice: Lemire's exactly-uniform choice in 0..n-1 from Philox words."""
     nn = np.uint64(n)
@@ -580,6 +580,18 @@ def _play_kernel(decks, indices, seed_lo, seed_hi, kind, param, fill, optional, 
     count = np.zeros(MAX_DEPTH + 1, dtype=np.int64)
     nxt = np.zeros(MAX_DEPTH + 1, dtype=np.int64)
     best = np.zeros(MAX_DEPTH + 1, dtype=np.int64)
+    _play_games(decks, indices, seed_lo, seed_hi, kind, param, fill, optional, sensible, leftmost, must_fill,
+                is_ace, beats, want_lines, out_score, out_moves, out_decisions, out_len, lines,
+                work, height, moves, line, count, nxt, best)
+
+
+# Without NRT: the game loop allocates nothing, and reference counting of the
+# scratch arrays on every helper call would otherwise cost about half its time.
+@nb.njit(cache=True, _nrt=False)
+def _play_games(decks, indices, seed_lo, seed_hi, kind, param, fill, optional, sensible, leftmost, must_fill,
+                is_ace, beats, want_lines, out_score, out_moves, out_decisions, out_len, lines,
+                work, height, moves, line, count, nxt, best):
+    """The game loop of ``_play_kernel`` over preallocated scratch arrays."""
     s = SLOT_GAME
     for g in range(decks.shape[0]):
         t0 = np.int64(decks[g, 0])

@@ -35,8 +35,8 @@ Readings of RULES.md written down here (the seeds support each):
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from itertools import permutations
+from typing import NamedTuple
 
 import numpy as np
 
@@ -50,7 +50,8 @@ _STRENGTH_CACHE: dict[bool, tuple[int, ...]] = {}
 _SUIT = tuple(int(x) for x in SUIT)  # plain ints: indexing a tuple is much faster than numpy
 
 
-def _strength(rules: Rules) -> tuple[int, ...]:
+def strength_tuple(rules: Rules) -> tuple[int, ...]:
+    """The strength of each card (0..12, the variant's top rank 12) as a tuple of plain ints, cached."""
     key = rules.ace_low
     if key not in _STRENGTH_CACHE:
         _STRENGTH_CACHE[key] = tuple(int(v) for v in strength_table(rules))
@@ -78,9 +79,10 @@ class ReplayError(IllegalActionError):
         self.state = state
 
 
-@dataclass(frozen=True, order=True)
-class Action:
+class Action(NamedTuple):
     """One player action. ``kind`` is ``'d'`` (deal), ``'m'`` (move) or ``'x'`` (discard).
+
+    An immutable value (a named tuple: cheap to make, hashable, ordered).
 
     >>> Action.from_text("2:1>0")
     Action.from_text('2:1>0')
@@ -135,9 +137,11 @@ class Action:
 DEAL = Action("d")
 
 
-@dataclass(frozen=True)
-class State:
-    """A position: piles (bottom first, top last), stock (next card first), discarded cards."""
+class State(NamedTuple):
+    """A position: piles (bottom first, top last), stock (next card first), discarded cards.
+
+    An immutable value (a named tuple); ``apply`` returns a new one.
+    """
 
     piles: tuple[tuple[int, ...], ...]
     stock: tuple[int, ...]
@@ -160,8 +164,10 @@ class State:
         """Top card of each pile, -1 for an empty pile."""
         return tuple(p[-1] if p else -1 for p in self.piles)
 
-    def empty_piles(self) -> tuple[int, ...]:
-        return tuple(i for i, p in enumerate(self.piles) if not p)
+    def empty_piles(self) -> list[int]:
+        """The empty piles, lowest first."""
+        piles = self.piles
+        return [i for i in range(N_PILES) if not piles[i]]
 
     def __str__(self) -> str:
         return picture(self)
@@ -188,26 +194,35 @@ def resolve_discards(state: State, rules: Rules, order: tuple[int, ...] | None =
     """
     if rules.optional_discards:
         return state
-    strength = _strength(rules)
+    strength = strength_tuple(rules)
     order = order or tuple(range(N_PILES))
     pile = _first_discardable(state.piles, order, strength)
     if pile < 0:
         return state
-    piles = [list(p) for p in state.piles]
-    discarded = set(state.discarded)
+    piles = list(state.piles)  # piles stay tuples; a discard replaces one pile by its shorter copy
+    gone = []
     while pile >= 0:
-        discarded.add(piles[pile].pop())
+        gone.append(piles[pile][-1])
+        piles[pile] = piles[pile][:-1]
         pile = _first_discardable(piles, order, strength)
-    return State(tuple(tuple(p) for p in piles), state.stock, frozenset(discarded))
+    return State(tuple(piles), state.stock, state.discarded.union(gone))
 
 
 def _first_discardable(piles, order: tuple[int, ...], strength: tuple[int, ...]) -> int:
-    """The first pile in ``order`` whose top card can be discarded, or -1."""
-    tops = [(_SUIT[p[-1]], strength[p[-1]]) if p else None for p in piles]
+    """The first pile in ``order`` whose top card can be discarded, or -1.
+
+    A top card can be discarded exactly when it is weaker than the strongest
+    top card of its suit (which then necessarily lies on another pile).
+    """
+    strongest = [-1, -1, -1, -1]  # per suit, the highest strength among the top cards
+    for pile in piles:
+        if pile:
+            top = pile[-1]
+            if strength[top] > strongest[_SUIT[top]]:
+                strongest[_SUIT[top]] = strength[top]
     for i in order:
-        t = tops[i]
-        # A top of the same suit and higher strength is necessarily on another pile.
-        if t is not None and any(o is not None and o[0] == t[0] and o[1] > t[1] for o in tops):
+        pile = piles[i]
+        if pile and strength[pile[-1]] < strongest[_SUIT[pile[-1]]]:
             return i
     return -1
 
@@ -215,7 +230,7 @@ def _first_discardable(piles, order: tuple[int, ...], strength: tuple[int, ...])
 def new_game(deck, rules: Rules | str = "standard") -> State:
     """The position after the first four cards are dealt (and forced discards made)."""
     rules = rules_by_name(rules)
-    deck = tuple(int(c) for c in deck)
+    deck = tuple(deck.tolist()) if isinstance(deck, np.ndarray) else tuple(int(c) for c in deck)
     if len(deck) != N_CARDS or len(set(deck)) != N_CARDS:
         raise ValueError(f"a deck is 52 distinct cards; got {len(deck)} cards, {len(set(deck))} distinct")
     state = State(tuple((c,) for c in deck[:N_PILES]), deck[N_PILES:], frozenset())
@@ -224,15 +239,13 @@ def new_game(deck, rules: Rules | str = "standard") -> State:
 
 def _movable_cards(state: State, rules: Rules) -> list[tuple[int, int]]:
     """(src, depth) of every card that the variant lets move into an empty pile."""
-    strength = _strength(rules)
+    strength = strength_tuple(rules)
     out = []
     for src, pile in enumerate(state.piles):
-        depths = range(len(pile)) if rules.fill == FILL_ANY else range(min(1, len(pile)))
-        for depth in depths:
-            card = pile[-1 - depth]
-            if rules.fill == FILL_ACE and strength[card] != 12:
-                continue
-            if rules.sensible and len(pile) == 1:
+        if not pile or (rules.sensible and len(pile) == 1):
+            continue
+        for depth in range(len(pile)) if rules.fill == FILL_ANY else (0,):
+            if rules.fill == FILL_ACE and strength[pile[-1 - depth]] != 12:
                 continue
             out.append((src, depth))
     return out
@@ -261,7 +274,7 @@ def legal_actions(state: State, rules: Rules | str) -> list[Action]:
         actions.append(DEAL)
     actions.extend(moves)
     if rules.optional_discards:
-        strength = _strength(rules)
+        strength = strength_tuple(rules)
         actions.extend(Action("x", i) for i in range(N_PILES) if _discardable(state.piles, i, strength))
     return actions
 
@@ -312,20 +325,32 @@ def apply(state: State, action: Action | str, rules: Rules | str) -> State:
     reason = why_illegal(state, action, rules)
     if reason is not None:
         raise IllegalActionError(f"illegal action {str(action)!r}: {reason}")
-    piles = [list(p) for p in state.piles]
-    stock = state.stock
-    discarded = state.discarded
+    return apply_legal(state, action, rules)
+
+
+def apply_legal(state: State, action: Action, rules: Rules) -> State:
+    """``apply`` for an action already known to be legal (taken from ``legal_actions``): no check.
+
+    Callers that pick their action from the list ``legal_actions`` just gave
+    (the policies, ``play_scalar``) use it to skip generating that list again.
+    """
+    piles, stock, discarded = state.piles, state.stock, state.discarded
     if action.kind == "d":
-        for i in range(N_PILES):
-            piles[i].append(stock[i])
+        piles = tuple(pile + (card,) for pile, card in zip(piles, stock))
         stock = stock[N_PILES:]
     elif action.kind == "m":
-        card = piles[action.src].pop(len(piles[action.src]) - 1 - action.depth)
-        piles[action.dst].append(card)
+        src = piles[action.src]
+        at = len(src) - 1 - action.depth  # the moved card's index; the cards above it keep their order
+        new_piles = list(piles)
+        new_piles[action.src] = src[:at] + src[at + 1:]
+        new_piles[action.dst] = piles[action.dst] + (src[at],)
+        piles = tuple(new_piles)
     else:
-        discarded = discarded | {piles[action.src].pop()}
-    new = State(tuple(tuple(p) for p in piles), stock, frozenset(discarded))
-    return resolve_discards(new, rules)
+        new_piles = list(piles)
+        new_piles[action.src] = piles[action.src][:-1]
+        discarded = discarded | {piles[action.src][-1]}
+        piles = tuple(new_piles)
+    return resolve_discards(State(piles, stock, discarded), rules)
 
 
 def is_over(state: State, rules: Rules | str) -> bool:

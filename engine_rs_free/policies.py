@@ -92,13 +92,14 @@ from .game import (
     Action,
     State,
     apply,
+    apply_legal,
     format_line,
     legal_actions,
     legal_moves,
     new_game,
-    resolve_discards,
+    strength_tuple,
 )
-from .rules import FILL_ANY, Rules, rules_by_name, strength_table
+from .rules import FILL_ANY, Rules, rules_by_name
 
 MAX_ACTIONS = 400  # a game stops at a decision point once its line holds this many actions
 TOP_STRENGTH = 12  # strength_table value of the variant's top rank (the "Ace")
@@ -273,11 +274,7 @@ def _after(view: State, move: Action, rules: Rules) -> State:
     The move comes from ``game.legal_moves``, so it is not validated again
     (``game.apply`` would check it at a cost of one more ``legal_actions``).
     """
-    piles = [list(p) for p in view.piles]
-    card = piles[move.src].pop(len(piles[move.src]) - 1 - move.depth)
-    piles[move.dst].append(card)
-    moved = State(tuple(tuple(p) for p in piles), view.stock, view.discarded)
-    return resolve_discards(moved, _forced(rules))
+    return apply_legal(view, move, _forced(rules))
 
 
 def _best_by_discards(view: State, moves: list[Action], rules: Rules) -> tuple[Action | None, int]:
@@ -296,7 +293,7 @@ class _Ctx:
     def __init__(self, rules: Rules, spec: PolicySpec):
         self.rules = rules
         self.spec = spec
-        self.strength = tuple(int(v) for v in strength_table(rules))
+        self.strength = strength_tuple(rules)
 
 
 def _greedy(view: State, stock_left: int, ctx: _Ctx) -> Action | None:
@@ -473,7 +470,9 @@ def play_scalar(
             break
         if action.kind == "m":
             moves += 1
-        state = apply(state, action, rules)
+        if action not in legal:  # a policy only ever picks a legal action; say so loudly if not
+            raise RuntimeError(f"policy {spec} chose {action}, which is not legal here: {legal}")
+        state = apply_legal(state, action, rules)
         line.append(action)
     score = state.score
     return GameResult(score, score == 48, moves, decisions, format_line(line) if want_line else None)

@@ -176,19 +176,51 @@ def _discardable(piles, h, i, strength, suit):
 
 @nb.njit(cache=True, _nrt=False)
 def _resolve(piles, h, strength, suit, rec_pile, rec_card, rtop):
-    """Make every forced discard; push (pile, card) of each onto the undo stack; return the new top."""
-    changed = True
-    while changed:
-        changed = False
+    """Make every forced discard; push (pile, card) of each onto the undo stack; return the new top.
+
+    Each round discards every top card that is weaker than another top card of
+    its suit, all at once: the strongest top of each suit stays, so this is one
+    of the orders of single discards, and every order ends in the same
+    position (RULES.md rule 3).
+    """
+    while True:
+        s0 = -1
+        s1 = -1
+        s2 = -1
+        s3 = -1
+        v0 = 0
+        v1 = 0
+        v2 = 0
+        v3 = 0
+        if h[0] > 0:
+            c = piles[0, h[0] - 1]
+            s0 = suit[c]
+            v0 = strength[c]
+        if h[1] > 0:
+            c = piles[1, h[1] - 1]
+            s1 = suit[c]
+            v1 = strength[c]
+        if h[2] > 0:
+            c = piles[2, h[2] - 1]
+            s2 = suit[c]
+            v2 = strength[c]
+        if h[3] > 0:
+            c = piles[3, h[3] - 1]
+            s3 = suit[c]
+            v3 = strength[c]
+        # an empty pile's suit is -1, which no card's suit equals
+        d0 = s0 >= 0 and ((s1 == s0 and v1 > v0) or (s2 == s0 and v2 > v0) or (s3 == s0 and v3 > v0))
+        d1 = s1 >= 0 and ((s0 == s1 and v0 > v1) or (s2 == s1 and v2 > v1) or (s3 == s1 and v3 > v1))
+        d2 = s2 >= 0 and ((s0 == s2 and v0 > v2) or (s1 == s2 and v1 > v2) or (s3 == s2 and v3 > v2))
+        d3 = s3 >= 0 and ((s0 == s3 and v0 > v3) or (s1 == s3 and v1 > v3) or (s2 == s3 and v2 > v3))
+        if not (d0 or d1 or d2 or d3):
+            return rtop
         for i in range(4):
-            if _discardable(piles, h, i, strength, suit):
+            if (i == 0 and d0) or (i == 1 and d1) or (i == 2 and d2) or (i == 3 and d3):
                 h[i] -= 1
                 rec_pile[rtop] = i
                 rec_card[rtop] = piles[i, h[i]]
                 rtop += 1
-                changed = True
-                break
-    return rtop
 
 
 @nb.njit(cache=True, _nrt=False)
@@ -676,7 +708,7 @@ def _key_of(mask, piles, h, sp, nstock, native):
 
 
 @nb.njit(cache=True, _nrt=False)
-def _upper_bound(piles, h, sp, smax, strength, suit, fill, pmax):
+def _upper_bound(piles, h, sp, smax, strength, suit, fill, work):
     """An upper bound of the score of every position reachable from this one.
 
     48 minus the cards that can never be discarded. In ``strict`` only the top
@@ -689,38 +721,54 @@ def _upper_bound(piles, h, sp, smax, strength, suit, fill, pmax):
     any top card may move to an empty pile, which can uncover the higher card,
     so no card is provably dead this way and the bound is 48 (only the win
     stops the search early).
+
+    Since a suit's top rank is never discarded, a dead card always has the
+    top rank of its suit below it in its own pile; only those cards are
+    examined. ``work`` (int8[6, 4]) is scratch.
     """
     if fill != 1:
         return WIN_SCORE
-    # pmax[q, s]: the highest strength of suit s on pile q (-1 if none)
+    # work[q, s]: the highest strength of suit s on pile q; work[4, s], work[5, s]:
+    # pile and position of the top rank of suit s when it lies under another card
+    for t in range(4):
+        work[4, t] = -1
     for q in range(4):
         for t in range(4):
-            pmax[q, t] = -1
+            work[q, t] = -1
         for i in range(h[q]):
             c = piles[q, i]
-            if strength[c] > pmax[q, suit[c]]:
-                pmax[q, suit[c]] = strength[c]
+            sc = strength[c]
+            if sc > work[q, suit[c]]:
+                work[q, suit[c]] = sc
+            if sc == 12 and i < h[q] - 1:
+                work[4, suit[c]] = q
+                work[5, suit[c]] = i
     dead = 0
     for p in range(4):
-        # pmax[4, s]: the highest of suit s in the stock, on the other piles, or above the card
+        top_dead = -1  # position of the highest dead card of pile p
         for t in range(4):
-            m = smax[sp, t]
+            if work[4, t] != p:
+                continue
+            # the only cards of suit t that can be dead lie above its top rank here
+            others = smax[sp, t]
             for q in range(4):
-                if q != p and pmax[q, t] > m:
-                    m = pmax[q, t]
-            pmax[4, t] = m
-        for i in range(h[p] - 1, -1, -1):
-            c = piles[p, i]
-            s = suit[c]
-            sc = strength[c]
-            if sc != 12 and pmax[4, s] < sc:
-                # every higher card of its suit lies under it: it and all under it stay
-                for j in range(i + 1):
-                    if strength[piles[p, j]] != 12:
-                        dead += 1
-                break
-            if sc > pmax[4, s]:
-                pmax[4, s] = sc
+                if q != p and work[q, t] > others:
+                    others = work[q, t]
+            above = -1
+            for j in range(h[p] - 1, work[5, t], -1):
+                c = piles[p, j]
+                if suit[c] != t:
+                    continue
+                sc = strength[c]
+                if sc > others and sc > above:
+                    if j > top_dead:
+                        top_dead = j
+                    break
+                if sc > above:
+                    above = sc
+        for i in range(top_dead + 1):
+            if strength[piles[p, i]] != 12:
+                dead += 1
     return WIN_SCORE - dead
 
 
@@ -1156,7 +1204,7 @@ def _solve_many(init_piles, init_h, stocks, nstocks, start_scores, natives, reso
     scratch = np.zeros(MAX_ACTIONS, np.int32)
     snaps = np.zeros(MAX_DEPTH, np.int64)
     asnaps = np.zeros(MAX_DEPTH, np.int64)
-    pmax = np.zeros((5, 4), np.int8)
+    pmax = np.zeros((6, 4), np.int8)
     expanded = np.zeros(MAX_DEPTH, np.int32)
     # the class search (see _canonicalize) needs every placement of the lone cards reachable
     relabel = not sensible and not leftmost

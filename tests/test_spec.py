@@ -77,8 +77,8 @@ def test_default_caps_for_policies_left_out_are_dropped_but_a_users_are_checked(
     spec = load_spec(None, policies="greedy", variants="standard,strict")
     assert spec.caps == () and spec.batch_sizes == ()
     spec = load_spec(None, policies="greedy,solver", variants="easy")
-    assert dict(spec.caps) == {"easy/solver": 20, "solver": 1000}
-    assert spec.deals_for("easy", "solver") == 20 and spec.deals_for("easy", "greedy") == spec.deals
+    assert dict(spec.caps) == {"easy/solver": 100, "solver": 20_000}
+    assert spec.deals_for("easy", "solver") == 100 and spec.deals_for("easy", "greedy") == spec.deals
     f = tmp_path / "s.toml"
     f.write_text('policies = ["greedy"]\n[caps]\n"solver" = 5\n')
     with pytest.raises(UserError, match=r"spec field 'caps': key 'solver' names a policy not in the run; policies: greedy"):

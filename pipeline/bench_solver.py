@@ -23,7 +23,7 @@ SEED = 2026
 def _nodes_extra(nodes: np.ndarray) -> dict[str, float | int | str]:
     return {
         "nodes_median": float(np.median(nodes)),
-        "nodes_p99": float(np.percentile(nodes, 99)),
+        "nodes_p99": round(float(np.percentile(nodes, 99)), 1),
         "nodes_max": int(nodes.max()),
     }
 

@@ -708,64 +708,54 @@ def _key_of(mask, piles, h, sp, nstock, native):
 
 
 @nb.njit(cache=True, _nrt=False)
-def _upper_bound(piles, h, sp, smax, strength, suit, fill, work):
+def _upper_bound(piles, h, sp, smax, strength, suit, fill, mask, top_mask):
     """An upper bound of the score of every position reachable from this one.
 
     48 minus the cards that can never be discarded. In ``strict`` only the top
-    rank moves and only top cards leave a pile, so a card that is not the top
-    rank stays where it is until discarded; it never can be when every higher
-    card of its suit that is still in play (not discarded) lies *below* it in
-    its own pile: none is in the stock (``smax[sp, suit]``, the highest
-    strength of the suit left in the stock), on another pile, or above it.
-    Such a card, and every card under it, stays forever. In the other variants
-    any top card may move to an empty pile, which can uncover the higher card,
+    rank moves, so every other card stays on its pile until it is discarded,
+    and a stock card lands on a known pile (``stock[i]`` on pile ``i % 4``).
+    A card x that is not the top rank, of suit t on pile p, is *dead* when
+    the top rank of t lies under x on p (it cannot leave before x does) and
+    no higher card of t lies on another pile or in the stock bound for
+    another pile (``smax[sp, p, t]``): then no higher card of t can ever be a
+    top card on another pile while x is one, so x and every card under it stay
+    for good. In the other variants any top card may move into an empty pile,
     so no card is provably dead this way and the bound is 48 (only the win
     stops the search early).
 
-    Since a suit's top rank is never discarded, a dead card always has the
-    top rank of its suit below it in its own pile; only those cards are
-    examined. ``work`` (int8[6, 4]) is scratch.
+    Only piles with a buried top rank are examined (``mask``: the cards on
+    the table; ``top_mask``: the cards of the top rank).
     """
     if fill != 1:
         return WIN_SCORE
-    # work[q, s]: the highest strength of suit s on pile q; work[4, s], work[5, s]:
-    # pile and position of the top rank of suit s when it lies under another card
-    for t in range(4):
-        work[4, t] = -1
-    for q in range(4):
-        for t in range(4):
-            work[q, t] = -1
-        for i in range(h[q]):
-            c = piles[q, i]
-            sc = strength[c]
-            if sc > work[q, suit[c]]:
-                work[q, suit[c]] = sc
-            if sc == 12 and i < h[q] - 1:
-                work[4, suit[c]] = q
-                work[5, suit[c]] = i
+    buried = mask & top_mask
+    for p in range(4):
+        if h[p] > 0:
+            buried &= ~(np.uint64(1) << np.uint64(piles[p, h[p] - 1]))
+    if buried == 0:
+        return WIN_SCORE
     dead = 0
     for p in range(4):
         top_dead = -1  # position of the highest dead card of pile p
-        for t in range(4):
-            if work[4, t] != p:
+        for i in range(h[p] - 1):
+            c = piles[p, i]
+            if strength[c] != 12:
                 continue
-            # the only cards of suit t that can be dead lie above its top rank here
-            others = smax[sp, t]
+            t = suit[c]
+            others = smax[sp, p, t]
             for q in range(4):
-                if q != p and work[q, t] > others:
-                    others = work[q, t]
-            above = -1
-            for j in range(h[p] - 1, work[5, t], -1):
-                c = piles[p, j]
-                if suit[c] != t:
-                    continue
-                sc = strength[c]
-                if sc > others and sc > above:
+                if q != p:
+                    for k in range(h[q]):
+                        x = piles[q, k]
+                        if suit[x] == t and strength[x] > others:
+                            others = strength[x]
+            # the highest card of suit t above the buried top rank that beats every such card is dead
+            for j in range(h[p] - 1, i, -1):
+                o = piles[p, j]
+                if suit[o] == t and strength[o] > others:
                     if j > top_dead:
                         top_dead = j
                     break
-                if sc > above:
-                    above = sc
         for i in range(top_dead + 1):
             if strength[piles[p, i]] != 12:
                 dead += 1
@@ -775,7 +765,7 @@ def _upper_bound(piles, h, sp, smax, strength, suit, fill, work):
 @nb.njit(cache=True, _nrt=False)
 def _search(stock, nstock, smax, piles, h, start_score, strength, suit, native, fill, optional, sensible,
             leftmost, must_fill, node_limit, tt, tt_mask, epoch,
-            acts, nacts, idx, path, lone, keys1, keys2, rbase, rec_pile, rec_card, best_line, snaps, asnaps, relabel, pmax):
+            acts, nacts, idx, path, lone, keys1, keys2, rbase, rec_pile, rec_card, best_line, snaps, asnaps, relabel):
     """Depth-first search from the position (piles, h, stock[0:nstock]); see the module docstring.
 
     Returns (best score, best line length, nodes, status); ``best_line[:length]``
@@ -789,13 +779,17 @@ def _search(stock, nstock, smax, piles, h, start_score, strength, suit, native, 
     best_len = 0
     nodes = 1
     status = STATUS_SOLVED
+    top_mask = np.uint64(0)
+    for c in range(N_CARDS):
+        if strength[c] == 12:
+            top_mask |= np.uint64(1) << np.uint64(c)
     if relabel:
         _canonicalize(piles, h, strength, fill)
     k1, k2 = _key(piles, h, sp, nstock, native)
     _tt_seen_or_add(tt, k1, k2, epoch, sp, tt_mask)
     if best >= WIN_SCORE:
         return best, 0, nodes, status
-    if _upper_bound(piles, h, sp, smax, strength, suit, fill, pmax) <= best:
+    if _upper_bound(piles, h, sp, smax, strength, suit, fill, k1 & MASK52, top_mask) <= best:
         return best, 0, nodes, status
     keys1[0] = k1
     keys2[0] = k2
@@ -864,7 +858,7 @@ def _search(stock, nstock, smax, piles, h, start_score, strength, suit, native, 
                     best_line[i] = path[i]
                 if best >= WIN_SCORE:
                     break
-            if _upper_bound(piles, h, sp, smax, strength, suit, fill, pmax) > best:
+            if _upper_bound(piles, h, sp, smax, strength, suit, fill, n1 & MASK52, top_mask) > best:
                 k += 1
                 keys1[k] = n1
                 keys2[k] = n2
@@ -883,15 +877,19 @@ def _search(stock, nstock, smax, piles, h, start_score, strength, suit, native, 
 
 
 @nb.njit(cache=True)
-def _stock_max(stock, nstock, strength, suit):
-    """``int8[nstock+1, 4]``: the highest strength of each suit in ``stock[sp:]`` (-1 if none)."""
-    smax = np.full((nstock + 1, 4), -1, np.int8)
+def _stock_max(stock, nstock, strength, suit, smax):
+    """Fill ``smax[:nstock+1, 4, 4]``: ``smax[sp, p, t]`` is the highest strength of suit t among
+    the cards of ``stock[sp:]`` that a deal puts on another pile than p (-1 if none)."""
+    for p in range(4):
+        for t in range(4):
+            smax[nstock, p, t] = -1
     for sp in range(nstock - 1, -1, -1):
-        for s in range(4):
-            smax[sp, s] = smax[sp + 1, s]
         c = stock[sp]
-        if strength[c] > smax[sp, suit[c]]:
-            smax[sp, suit[c]] = strength[c]
+        for p in range(4):
+            for t in range(4):
+                smax[sp, p, t] = smax[sp + 1, p, t]
+            if p != sp % 4 and strength[c] > smax[sp, p, suit[c]]:
+                smax[sp, p, suit[c]] = strength[c]
     return smax
 
 
@@ -925,18 +923,19 @@ def _line_stats(piles, h, stock, nstock, strength, suit, fill, optional, sensibl
 
 
 @nb.njit(cache=True)
-def _lone_path(start, goal, leftmost, aces_only, strength, out):
+def _lone_path(start, goal, leftmost, aces_only, strength, out, bfs):
     """Shortest run of lone moves turning slot pattern ``start`` into ``goal``; returns its length.
 
     A slot pattern gives, per pile, the lone card (0..51), -1 for an empty pile
     or -2 for a pile of two or more (which a lone move never touches). Moves
     are written to ``out`` as action codes; -1 when ``goal`` is unreachable.
-    ``aces_only`` (strict): only a card of the top rank may move.
+    ``aces_only`` (strict): only a card of the top rank may move. ``bfs``
+    (int32[64, 6]) is scratch for the queue: pattern, parent, move.
     """
     cap = 64
-    q = np.empty((cap, 4), np.int32)
-    parent = np.empty(cap, np.int32)
-    via = np.empty(cap, np.int32)
+    q = bfs[:, 0:4]
+    parent = bfs[:, 4]
+    via = bfs[:, 5]
     for p in range(4):
         q[0, p] = start[p]
     parent[0] = -1
@@ -1006,7 +1005,8 @@ def _slot_pattern(piles, h, out):
 
 
 @nb.njit(cache=True)
-def _expand_line(piles, h, stock, nstock, strength, suit, fill, optional, line, nline, out, rec_pile, rec_card):
+def _expand_line(piles, h, stock, nstock, strength, suit, fill, optional, line, nline, out, rec_pile, rec_card,
+                 small, bfs):
     """Turn a line of the class search into game actions; returns its length (-1 if a relabelling fails).
 
     The class search keeps every position in its canonical arrangement and
@@ -1015,9 +1015,9 @@ def _expand_line(piles, h, stock, nstock, strength, suit, fill, optional, line, 
     lone moves, replayed from the true position (piles, h), which is left at
     the end of the line.
     """
-    start = np.empty(4, np.int32)
-    goal = np.empty(4, np.int32)
-    tmp = np.empty(64, np.int32)
+    start = small[0, :4]
+    goal = small[1, :4]
+    tmp = small[2]
     sp = 0
     rtop = 0
     n = 0
@@ -1033,7 +1033,7 @@ def _expand_line(piles, h, stock, nstock, strength, suit, fill, optional, line, 
                 _slot_pattern(piles, h, start)
                 _arrange(piles, h, _free_mask(piles, h, strength, fill), a >> 2)
                 _slot_pattern(piles, h, goal)
-                m = _lone_path(start, goal, False, fill == 1, strength, tmp)
+                m = _lone_path(start, goal, False, fill == 1, strength, tmp, bfs)
                 if m < 0:
                     return -1
                 for j in range(m):
@@ -1060,7 +1060,7 @@ def _expand_line(piles, h, stock, nstock, strength, suit, fill, optional, line, 
                 _undo(plain, piles, h, sp, rec_pile, rec_card, rtop, rtop)
                 goal[dst] = -1
                 goal[src] = start[src]
-                m = _lone_path(start, goal, False, fill == 1, strength, tmp)
+                m = _lone_path(start, goal, False, fill == 1, strength, tmp, bfs)
                 if m < 0:
                     return -1
                 for j in range(m):
@@ -1077,7 +1077,7 @@ def _expand_line(piles, h, stock, nstock, strength, suit, fill, optional, line, 
         if snap != _NO_SNAP:
             _slot_pattern(piles, h, goal)
             _restore(piles, h, snap)
-            m = _lone_path(start, goal, False, fill == 1, strength, tmp)
+            m = _lone_path(start, goal, False, fill == 1, strength, tmp, bfs)
             if m < 0:
                 return -1
             for j in range(m):
@@ -1089,17 +1089,17 @@ def _expand_line(piles, h, stock, nstock, strength, suit, fill, optional, line, 
 
 
 @nb.njit(cache=True)
-def _shorten_line(piles, h, stock, strength, suit, fill, optional, leftmost, line, nline, rec_pile, rec_card):
+def _shorten_line(piles, h, stock, strength, suit, fill, optional, leftmost, line, nline, rec_pile, rec_card,
+                  out, small, bfs):
     """Replace every run of lone moves in ``line`` by a shortest run to the same position; new length.
 
     The search may wander through several relabellings before the step that
     needed one; the positions after each run are unchanged, so the line still
     reaches the same score. ``piles``/``h`` are left at the end of the line.
     """
-    out = np.empty(nline, np.int32)
-    path = np.empty(64, np.int32)
-    start = np.empty(4, np.int32)
-    goal = np.empty(4, np.int32)
+    path = small[2]
+    start = small[0, :4]
+    goal = small[1, :4]
     sp = 0
     rtop = 0
     n = 0
@@ -1116,7 +1116,7 @@ def _shorten_line(piles, h, stock, strength, suit, fill, optional, leftmost, lin
                 j += 1
             for p in range(4):
                 goal[p] = -1 if h[p] == 0 else (piles[p, 0] if h[p] == 1 else -2)
-            m = _lone_path(start, goal, leftmost, fill == 1, strength, path)
+            m = _lone_path(start, goal, leftmost, fill == 1, strength, path, bfs)
             if m < 0 or m > j - i:
                 for k in range(i, j):
                     out[n] = line[k]
@@ -1204,7 +1204,9 @@ def _solve_many(init_piles, init_h, stocks, nstocks, start_scores, natives, reso
     scratch = np.zeros(MAX_ACTIONS, np.int32)
     snaps = np.zeros(MAX_DEPTH, np.int64)
     asnaps = np.zeros(MAX_DEPTH, np.int64)
-    pmax = np.zeros((6, 4), np.int8)
+    smax = np.zeros((N_CARDS + 1, 4, 4), np.int8)
+    small = np.zeros((3, 64), np.int32)
+    bfs = np.zeros((64, 6), np.int32)
     expanded = np.zeros(MAX_DEPTH, np.int32)
     # the class search (see _canonicalize) needs every placement of the lone cards reachable
     relabel = not sensible and not leftmost
@@ -1222,12 +1224,11 @@ def _solve_many(init_piles, init_h, stocks, nstocks, start_scores, natives, reso
         piles0 = piles.copy()
         stock = stocks[n]
         ns = nstocks[n]
-        smax = _stock_max(stock, ns, strength, suit)
+        _stock_max(stock, ns, strength, suit, smax)
         best, blen, nodes, status = _search(
             stock, ns, smax, piles, h, start, strength, suit, natives[n], fill, optional, sensible,
             leftmost, must_fill, node_limit, tt, tt_mask, np.uint32(first_epoch + n),
-            acts, nacts, idx, path, lone, keys1, keys2, rbase, rec_pile, rec_card, best_line, snaps, asnaps, relabel,
-            pmax)
+            acts, nacts, idx, path, lone, keys1, keys2, rbase, rec_pile, rec_card, best_line, snaps, asnaps, relabel)
         out_score[n] = best
         out_nodes[n] = nodes
         out_status[n] = status
@@ -1237,7 +1238,7 @@ def _solve_many(init_piles, init_h, stocks, nstocks, start_scores, natives, reso
                 piles[p, i] = piles0[p, i]
         if relabel:
             blen = _expand_line(piles, h, stock, ns, strength, suit, fill, optional, best_line, blen, expanded,
-                                rec_pile, rec_card)
+                                rec_pile, rec_card, small, bfs)
             if blen < 0:
                 out_status[n] = STATUS_GAVE_UP  # unreachable: every placement of a class is reachable
                 blen = 0
@@ -1248,7 +1249,7 @@ def _solve_many(init_piles, init_h, stocks, nstocks, start_scores, natives, reso
                 for i in range(h[p]):
                     piles[p, i] = piles0[p, i]
         blen = _shorten_line(piles, h, stock, strength, suit, fill, optional, leftmost, best_line, blen,
-                             rec_pile, rec_card)
+                             rec_pile, rec_card, expanded, small, bfs)
         for p in range(4):
             h[p] = h0[p]
             for i in range(h[p]):

@@ -27,19 +27,39 @@ How the search works (all in Numba, no Python per node):
   bottom of each pile)``: a 52-bit mask plus 6 bits of stock position in one
   ``uint64``, and four card bytes in a ``uint32``. The table stores the whole
   key, so a hit is always the same position (no hash collisions).
+- **Classes of relabellings.** Moving a lone card (the only card of its pile)
+  into an empty pile discards nothing; it only changes which pile later cards
+  land on. While a pile is empty, such moves reach every placement of the
+  movable lone cards into the *free slots* (the empty piles and the piles of
+  those lone cards). Unless ``sensible`` or ``leftmost`` restricts lone moves,
+  the search therefore walks over classes: every position is kept in the
+  canonical placement of its class (``_canonicalize``), no lone move is
+  generated, a move of a card that is not alone goes into the first empty pile
+  (the others give the same class), and the placement becomes part of the
+  two actions that fix it: a deal (one child per placement) and a move that
+  fills the last empty pile (one child per placement of the lone cards and the
+  moved card). ``_expand_line`` turns the chosen placements back into lone
+  moves, so the line is a plain game line.
 - **Bounded memory.** The table is a fixed array of 4-way buckets whatever the
-  deal; when a bucket is full the entry deepest in the deal (most stock dealt,
-  smallest subtree) is replaced. A lost entry only costs time. Cycles come only
-  from moving a lone card (the only card of its pile), which relabels piles and
-  discards nothing; the search also refuses a lone move back into a position on
-  the current run of lone moves, so it terminates even when the table forgets.
+  deal (1 MiB by default: it stays in cache); when a bucket is full the entry
+  deepest in the deal (most stock dealt, smallest subtree) is replaced. A lost
+  entry only costs time. Under ``sensible``/``leftmost`` cycles come only from
+  lone moves; the search refuses a lone move back into a position on the
+  current run of lone moves, so it terminates even when the table forgets.
+  (The class search has no lone moves; every other action deals, discards, or
+  takes a card off a pile of two or more, which only a deal can refill, so
+  its paths cannot cycle.)
 - **Bound.** A branch is cut when no position below it can beat the best score
   found: a card that can never be discarded is counted out (see
   ``_upper_bound``).
+- **No reference counting.** The hot functions are compiled without Numba's
+  NRT (``_nrt=False``): they allocate nothing, and counting references to the
+  arrays passed on every call cost about half the time.
 
 Action codes inside the search (``int32``): ``kind + 4*src + 16*dst + 64*depth``
-with kind 0 = deal, 1 = move, 2 = discard; ``line_text`` turns them into the
-game's action text.
+with kind 0 = deal, 1 = move, 2 = discard; in the class search a deal carries
+its placement number above bit 2 and a last-fill move above bit 12
+(``PLACE_UNIT``); ``line_text`` turns plain codes into the game's action text.
 """
 
 from __future__ import annotations

@@ -194,6 +194,15 @@ def _discardable(piles, h, i, strength, suit):
     return False
 
 
+@nb.njit(cache=True, inline="always", _nrt=False)
+def _top_suit_strength(piles, h, p, strength, suit):
+    """(suit, strength) of the top card of pile p; (-1, 0) for an empty pile."""
+    if h[p] == 0:
+        return np.int64(-1), np.int64(0)
+    c = piles[p, h[p] - 1]
+    return np.int64(suit[c]), np.int64(strength[c])
+
+
 @nb.njit(cache=True, _nrt=False)
 def _resolve(piles, h, strength, suit, rec_pile, rec_card, rtop):
     """Make every forced discard; push (pile, card) of each onto the undo stack; return the new top.
@@ -204,30 +213,10 @@ def _resolve(piles, h, strength, suit, rec_pile, rec_card, rtop):
     position (RULES.md rule 3).
     """
     while True:
-        s0 = -1
-        s1 = -1
-        s2 = -1
-        s3 = -1
-        v0 = 0
-        v1 = 0
-        v2 = 0
-        v3 = 0
-        if h[0] > 0:
-            c = piles[0, h[0] - 1]
-            s0 = suit[c]
-            v0 = strength[c]
-        if h[1] > 0:
-            c = piles[1, h[1] - 1]
-            s1 = suit[c]
-            v1 = strength[c]
-        if h[2] > 0:
-            c = piles[2, h[2] - 1]
-            s2 = suit[c]
-            v2 = strength[c]
-        if h[3] > 0:
-            c = piles[3, h[3] - 1]
-            s3 = suit[c]
-            v3 = strength[c]
+        s0, v0 = _top_suit_strength(piles, h, 0, strength, suit)
+        s1, v1 = _top_suit_strength(piles, h, 1, strength, suit)
+        s2, v2 = _top_suit_strength(piles, h, 2, strength, suit)
+        s3, v3 = _top_suit_strength(piles, h, 3, strength, suit)
         # an empty pile's suit is -1, which no card's suit equals
         d0 = s0 >= 0 and ((s1 == s0 and v1 > v0) or (s2 == s0 and v2 > v0) or (s3 == s0 and v3 > v0))
         d1 = s1 >= 0 and ((s0 == s1 and v0 > v1) or (s2 == s1 and v2 > v1) or (s3 == s1 and v3 > v1))
@@ -290,6 +279,34 @@ def _mobile_lone(piles, h, p, strength, fill):
     return h[p] == 1 and (fill != 1 or strength[piles[p, 0]] == 12)
 
 
+@nb.njit(cache=True, inline="always", _nrt=False)
+def _set4(l0, l1, l2, l3, i, c):
+    """A list of four cards held in registers: (l0, l1, l2, l3) with item i replaced by c."""
+    return (c if i == 0 else l0, c if i == 1 else l1, c if i == 2 else l2, c if i == 3 else l3)
+
+
+@nb.njit(cache=True, inline="always", _nrt=False)
+def _get4(l0, l1, l2, l3, i):
+    """Item i of a list of four cards held in registers."""
+    return l0 if i == 0 else (l1 if i == 1 else (l2 if i == 2 else l3))
+
+
+@nb.njit(cache=True, inline="always", _nrt=False)
+def _sort4(l0, l1, l2, l3):
+    """The four values in ascending order (a sorting network)."""
+    if l0 > l1:
+        l0, l1 = l1, l0
+    if l2 > l3:
+        l2, l3 = l3, l2
+    if l0 > l2:
+        l0, l2 = l2, l0
+    if l1 > l3:
+        l1, l3 = l3, l1
+    if l1 > l2:
+        l1, l2 = l2, l1
+    return l0, l1, l2, l3
+
+
 @nb.njit(cache=True, _nrt=False)
 def _canonicalize(piles, h, strength, fill):
     """Relabel the free slots to the canonical arrangement of their class; return the prior slots.
@@ -310,39 +327,26 @@ def _canonicalize(piles, h, strength, fill):
     if ne == 0:
         return _NO_SNAP
     snap = np.int64(0)
-    l0 = 255
-    l1 = 255
-    l2 = 255
+    l0 = l1 = l2 = l3 = np.int64(255)
     nl = 0
     for p in range(4):
         if h[p] == 0:
-            b = 0xFE
+            b = np.int64(0xFE)
         elif _mobile_lone(piles, h, p, strength, fill):
             b = np.int64(piles[p, 0])
-            if nl == 0:
-                l0 = b
-            elif nl == 1:
-                l1 = b
-            else:
-                l2 = b
+            l0, l1, l2, l3 = _set4(l0, l1, l2, l3, nl, b)
             nl += 1
         else:
-            b = 0xFF
-        snap |= np.int64(b) << np.int64(8 * p)
-    if l0 > l1:
-        l0, l1 = l1, l0
-    if l1 > l2:
-        l1, l2 = l2, l1
-    if l0 > l1:
-        l0, l1 = l1, l0
+            b = np.int64(0xFF)
+        snap |= b << np.int64(8 * p)
+    l0, l1, l2, l3 = _sort4(l0, l1, l2, l3)
     taken = 0
     for p in range(4):
         b = (snap >> np.int64(8 * p)) & 0xFF
         if b == 0xFF:
             continue
         if taken < nl:
-            c = l0 if taken == 0 else (l1 if taken == 1 else l2)
-            piles[p, 0] = c
+            piles[p, 0] = _get4(l0, l1, l2, l3, taken)
             h[p] = 1
         else:
             h[p] = 0
@@ -408,10 +412,7 @@ def _arrange(piles, h, free, idx):
     the canonical arrangement the order is ascending, so ``idx = 0`` leaves it
     as it is. Returns the packed prior content of the piles (``_restore``).
     """
-    l0 = 255
-    l1 = 255
-    l2 = 255
-    l3 = 255
+    l0 = l1 = l2 = l3 = np.int64(255)
     nl = 0
     nf = 0
     snap = np.int64(0)
@@ -421,16 +422,8 @@ def _arrange(piles, h, free, idx):
             if h[p] == 0:
                 b = np.int64(0xFE)
             else:
-                c = piles[p, 0]
-                b = np.int64(c)
-                if nl == 0:
-                    l0 = c
-                elif nl == 1:
-                    l1 = c
-                elif nl == 2:
-                    l2 = c
-                else:
-                    l3 = c
+                b = np.int64(piles[p, 0])
+                l0, l1, l2, l3 = _set4(l0, l1, l2, l3, nl, b)
                 nl += 1
                 h[p] = 0
         else:
@@ -441,7 +434,7 @@ def _arrange(piles, h, free, idx):
         m = nf - i
         j = r % m
         r //= m
-        c = l0 if i == 0 else (l1 if i == 1 else (l2 if i == 2 else l3))
+        c = _get4(l0, l1, l2, l3, i)
         for p in range(4):
             if (free >> p) & 1:
                 if j == 0:
@@ -451,6 +444,16 @@ def _arrange(piles, h, free, idx):
                     break
                 j -= 1
     return snap
+
+
+@nb.njit(cache=True, _nrt=False)
+def _write_discards(piles, h, strength, suit, out, n):
+    """Append the optional discards ``xN`` (by pile) to ``out[n:]``; return the new count."""
+    for p in range(4):
+        if _discardable(piles, h, p, strength, suit):
+            out[n] = KIND_DISCARD + 4 * p
+            n += 1
+    return n
 
 
 @nb.njit(cache=True, _nrt=False)
@@ -469,10 +472,7 @@ def _gen_actions(piles, h, sp, nstock, strength, suit, fill, optional, sensible,
     can_deal = sp < nstock
     if relabel and not contract_order:
         if optional:
-            for p in range(4):
-                if _discardable(piles, h, p, strength, suit):
-                    out[n] = KIND_DISCARD + 4 * p
-                    n += 1
+            n = _write_discards(piles, h, strength, suit, out, n)
         n0 = n
         n = _write_moves(piles, h, strength, fill, sensible, True, out, n, 1)
         if not can_deal:
@@ -505,16 +505,10 @@ def _gen_actions(piles, h, sp, nstock, strength, suit, fill, optional, sensible,
             nm += 1
         n = nm
         if optional:
-            for p in range(4):
-                if _discardable(piles, h, p, strength, suit):
-                    out[n] = KIND_DISCARD + 4 * p
-                    n += 1
+            n = _write_discards(piles, h, strength, suit, out, n)
         return n
     if optional:
-        for p in range(4):
-            if _discardable(piles, h, p, strength, suit):
-                out[n] = KIND_DISCARD + 4 * p
-                n += 1
+        n = _write_discards(piles, h, strength, suit, out, n)
     n0 = n
     if not can_deal:
         # Endgame: with the stock empty no card will ever land on a pile again, so
@@ -567,13 +561,19 @@ def _apply(a, piles, h, stock, sp, strength, suit, optional, rec_pile, rec_card,
 
 
 @nb.njit(cache=True, _nrt=False)
-def _undo(a, piles, h, sp, rec_pile, rec_card, rtop, rbase):
-    """Undo action ``a`` whose discards are undo-stack entries rbase..rtop-1. Returns the old sp."""
+def _undo_discards(piles, h, rec_pile, rec_card, rtop, rbase):
+    """Put back the discards of undo-stack entries rbase..rtop-1, last first."""
     while rtop > rbase:
         rtop -= 1
         p = rec_pile[rtop]
         piles[p, h[p]] = rec_card[rtop]
         h[p] += 1
+
+
+@nb.njit(cache=True, _nrt=False)
+def _undo(a, piles, h, sp, rec_pile, rec_card, rtop, rbase):
+    """Undo action ``a`` whose discards are undo-stack entries rbase..rtop-1. Returns the old sp."""
+    _undo_discards(piles, h, rec_pile, rec_card, rtop, rbase)
     kind = a & 3
     if kind == KIND_DEAL:
         for p in range(4):
@@ -633,11 +633,7 @@ def _undo_class(a, asnap, csnap, piles, h, sp, rec_pile, rec_card, rtop, rbase):
     """Undo ``_apply_class``: the relabelling, the discards, the placement and the action, in reverse."""
     if csnap != _NO_SNAP:
         _restore(piles, h, csnap)
-    while rtop > rbase:
-        rtop -= 1
-        p = rec_pile[rtop]
-        piles[p, h[p]] = rec_card[rtop]
-        h[p] += 1
+    _undo_discards(piles, h, rec_pile, rec_card, rtop, rbase)
     kind = a & 3
     if kind == KIND_DEAL:
         sp = _undo(KIND_DEAL, piles, h, sp, rec_pile, rec_card, rbase, rbase)
@@ -680,32 +676,13 @@ def _key_of(mask, piles, h, sp, nstock, native):
                 b = np.uint32(piles[p, 0])
             k2 |= b << np.uint32(8 * p)
         return k1, k2
-    lone0 = 255
-    lone1 = 255
-    lone2 = 255
-    lone3 = 255
+    l0 = l1 = l2 = l3 = np.int64(255)
     nl = 0
     for p in range(4):
         if h[p] == 1:
-            c = piles[p, 0]
-            # insertion into a sorted list of at most 4
-            if nl == 0:
-                lone0 = c
-            elif nl == 1:
-                lone1 = c
-            elif nl == 2:
-                lone2 = c
-            else:
-                lone3 = c
+            l0, l1, l2, l3 = _set4(l0, l1, l2, l3, nl, np.int64(piles[p, 0]))
             nl += 1
-    # sort the (at most four) lone cards
-    for _ in range(3):
-        if lone0 > lone1:
-            lone0, lone1 = lone1, lone0
-        if lone1 > lone2:
-            lone1, lone2 = lone2, lone1
-        if lone2 > lone3:
-            lone2, lone3 = lone3, lone2
+    l0, l1, l2, l3 = _sort4(l0, l1, l2, l3)
     taken = 0
     for p in range(4):
         if h[p] >= 2:
@@ -713,14 +690,7 @@ def _key_of(mask, piles, h, sp, nstock, native):
             if native[piles[p, 0]] != p:
                 b = np.uint32(piles[p, 0])
         else:
-            if taken == 0:
-                c = lone0
-            elif taken == 1:
-                c = lone1
-            elif taken == 2:
-                c = lone2
-            else:
-                c = lone3
+            c = _get4(l0, l1, l2, l3, taken)
             taken += 1
             b = np.uint32(c) if c != 255 else np.uint32(254)
         k2 |= b << np.uint32(8 * p)

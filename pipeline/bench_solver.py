@@ -28,57 +28,58 @@ def _nodes_extra(nodes: np.ndarray) -> dict[str, float | int | str]:
     }
 
 
-def measure_solver(rules_name: str, *, chunk: int, min_seconds: float = 2.0, max_decks: int = 100_000) -> Measurement:
-    """Solve chunks of fresh deals until ``min_seconds`` pass; decks/s plus node statistics."""
+def measure_solver(rules_name: str, *, decks: int, chunk: int) -> Measurement:
+    """Solve the first ``decks`` deals of the bench seed, in chunks; decks/s plus node statistics.
+
+    Node counts are heavy-tailed (a few deals need 100 times the median), so
+    every run solves the same fixed deals: figures compare across runs and
+    machines. ``cpu_rate`` is decks per second of this process's CPU time.
+    """
     from engine_rs_free.rules import rules_by_name
     from engine_rs_free.solver import BUCKET, solve_batch, tt_bits_for
 
     rules = rules_by_name(rules_name)
     solve_batch(deal_batch(SEED + 1, 0, 2), rules, want_lines=False)  # compile / load the cache
-    start_index = 0
     all_nodes = []
-    items = 0
     t0 = time.perf_counter()
-    while True:
-        decks = deal_batch(SEED, start_index, chunk)
-        res = solve_batch(decks, rules, want_lines=False)
+    cpu0 = time.process_time()
+    for start in range(0, decks, chunk):
+        res = solve_batch(deal_batch(SEED, start, min(chunk, decks - start)), rules, want_lines=False)
         all_nodes.append(res.nodes)
-        items += chunk
-        start_index += chunk
-        elapsed = time.perf_counter() - t0
-        if elapsed >= min_seconds or items >= max_decks:
-            break
+    elapsed = time.perf_counter() - t0
+    cpu = time.process_time() - cpu0
     nodes = np.concatenate(all_nodes)
     extra = _nodes_extra(nodes)
     extra["tt_mib"] = ((1 << tt_bits_for(rules)) * BUCKET * 16) // (1 << 20)
-    return Measurement(rate=items / elapsed, unit="decks/s", items=items, seconds=elapsed, extra=extra)
+    extra["cpu_rate"] = round(decks / cpu, 1) if cpu > 0 else 0
+    return Measurement(rate=decks / elapsed, unit="decks/s", items=decks, seconds=elapsed, extra=extra)
 
 
 @figure("solve/standard")
 def bench_solve_standard() -> Measurement:
-    return measure_solver("standard", chunk=20)
+    return measure_solver("standard", decks=500, chunk=50)
 
 
 @figure("solve/standard+sensible")
 def bench_solve_sensible() -> Measurement:
-    return measure_solver("standard+sensible", chunk=100)
+    return measure_solver("standard+sensible", decks=3_000, chunk=500)
 
 
 @figure("solve/standard+sensible+leftmost+must_fill")
 def bench_solve_restricted() -> Measurement:
-    return measure_solver("standard+sensible+leftmost+must_fill", chunk=500)
+    return measure_solver("standard+sensible+leftmost+must_fill", decks=20_000, chunk=5_000)
 
 
 @figure("solve/strict")
 def bench_solve_strict() -> Measurement:
-    return measure_solver("strict", chunk=5000)
+    return measure_solver("strict", decks=50_000, chunk=10_000)
 
 
 @figure("solve/easy")
 def bench_solve_easy() -> Measurement:
-    return measure_solver("easy", chunk=2, min_seconds=5.0)
+    return measure_solver("easy", decks=20, chunk=2)
 
 
 @figure("solve/reverse")
 def bench_solve_reverse() -> Measurement:
-    return measure_solver("reverse", chunk=20)
+    return measure_solver("reverse", decks=500, chunk=50)

@@ -192,12 +192,12 @@ def two_nodes(tmp_path):
 def test_run_on_two_nodes_spreads_batches_and_survives_losing_one(two_nodes, tmp_path):
     nodes, worker = two_nodes
     data = str(tmp_path / "data")
-    # about 90 core-seconds of restricted-solver batches: long enough to lose a node midway
-    args = ["--seed", "5", "--deals", "60000", "--variants", "standard,reverse",
-            "--policies", "greedy,solver:sensible+leftmost+must_fill", "--batch-size", "2000",
-            "--data", data, "--quiet"]
-    spec = load_spec(None, seed=5, deals=60000, variants="standard,reverse",
-                     policies="greedy,solver:sensible+leftmost+must_fill", batch_size=2000, data=data)
+    # about 100 core-seconds of exact-solver batches of about a second each (standard solves
+    # ~200 deals/s, reverse ~150): many batches are left when both nodes have done one
+    args = ["--seed", "5", "--deals", "9000", "--variants", "standard,reverse",
+            "--policies", "greedy,solver", "--batch-size", "200", "--data", data, "--quiet"]
+    spec = load_spec(None, seed=5, deals=9000, variants="standard,reverse",
+                     policies="greedy,solver", batch_size=200, data=data)
     proc = subprocess.Popen(cli("run", *args, "--ray-address", nodes.address), env=ENV,
                             start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:

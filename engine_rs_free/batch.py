@@ -350,13 +350,23 @@ GIVE_UP = -2
 
 
 @nb.njit(cache=True, inline="always", _nrt=False)
-def _greedy_choice(work, height, s, pos, must_fill, beats, moves, row, n):
+def _scan_moves(work, height, s, is_ace, beats, moves, n):
+    """One pass over the n moves of position s (in moves[s]), counting the discards each sets off.
+
+    Returns (best move, its discards, best Ace move, its discards, the most
+    discards of a move that is not an Ace); GIVE_UP / -1 where there is none.
+    "Best" is the first with the most discards. Moves of the only card of a
+    pile are skipped, and so are repeats of one card into another empty pile:
+    they discard the same, so they can never be strictly better.
+    """
     best = GIVE_UP
     best_d = -1
+    best_ace = GIVE_UP
+    ace_d = -1
+    other_d = -1
     last = -1
     for k in range(n):
-        code = moves[row, k]
-        # the same card into another empty pile discards the same: it can never be strictly better
+        code = moves[s, k]
         if code // N_PILES == last or _is_lone(height, s, code):
             continue
         last = code // N_PILES
@@ -364,10 +374,33 @@ def _greedy_choice(work, height, s, pos, must_fill, beats, moves, row, n):
         if d > best_d:
             best = code
             best_d = d
-    pass_ok = pos >= N_CARDS or not must_fill or n == 0
+        if is_ace[_moved_card(work, height, s, code)]:
+            if d > ace_d:
+                best_ace = code
+                ace_d = d
+        elif d > other_d:
+            other_d = d
+    return best, best_d, best_ace, ace_d, other_d
+
+
+@nb.njit(cache=True, inline="always", _nrt=False)
+def _pass_ok(pos, must_fill, n):
+    """Dealing (or, with the stock empty, stopping) is allowed: must_fill blocks it while a move exists."""
+    return pos >= N_CARDS or not must_fill or n == 0
+
+
+@nb.njit(cache=True, inline="always", _nrt=False)
+def _greedy_pick(best, best_d, pass_ok):
+    """Greedy's choice from the scan: the best move if it discards (or passing is not allowed), else pass."""
     if best >= 0 and (best_d > 0 or not pass_ok):
         return best
     return PASS if pass_ok else GIVE_UP
+
+
+@nb.njit(cache=True, inline="always", _nrt=False)
+def _greedy_choice(work, height, s, pos, must_fill, is_ace, beats, moves, n):
+    best, best_d, _, _, _ = _scan_moves(work, height, s, is_ace, beats, moves, n)
+    return _greedy_pick(best, best_d, _pass_ok(pos, must_fill, n))
 
 
 @nb.njit(cache=True, _nrt=False)
@@ -377,7 +410,7 @@ def _rollout_value(work, height, s, pos, fill, sensible, leftmost, must_fill, is
     _copy(work, height, s, r)
     while True:
         n = _gen_moves(work, height, r, fill, sensible, leftmost, is_ace, moves, r)
-        a = _greedy_choice(work, height, r, pos, must_fill, beats, moves, r, n)
+        a = _greedy_choice(work, height, r, pos, must_fill, is_ace, beats, moves, n)
         if a < 0:
             return _position_value(work, height, r, pos, is_ace, fill)
         _apply_move(work, height, r, a)
@@ -388,7 +421,7 @@ def _rollout_value(work, height, s, pos, fill, sensible, leftmost, must_fill, is
 def _level_setup(work, height, s, pos, fill, sensible, leftmost, must_fill, is_ace, moves):
     """Generate the moves of level slot s; returns (count, starting best value)."""
     n = _gen_moves(work, height, s, fill, sensible, leftmost, is_ace, moves, s)
-    pass_ok = pos >= N_CARDS or not must_fill or n == 0
+    pass_ok = _pass_ok(pos, must_fill, n)
     has_cand = False
     for k in range(n):
         if not _is_lone(height, s, moves[s, k]):
@@ -453,9 +486,7 @@ def _choose(kind, param, work, height, pos, fill, sensible, leftmost, must_fill,
             count, nxt, best):
     """The choice of a deterministic policy in the game slot, whose n legal moves are in moves[0]."""
     s = SLOT_GAME
-    if kind == K_GREEDY:
-        return _greedy_choice(work, height, s, pos, must_fill, beats, moves, s, n)
-    pass_ok = pos >= N_CARDS or not must_fill or n == 0
+    pass_ok = _pass_ok(pos, must_fill, n)
     if kind == K_NOMOVE:
         if pass_ok:
             return PASS
@@ -463,58 +494,17 @@ def _choose(kind, param, work, height, pos, fill, sensible, leftmost, must_fill,
             if not _is_lone(height, s, moves[s, k]):
                 return moves[s, k]
         return GIVE_UP
-    if kind == K_ACES:
-        best_ace = GIVE_UP
-        ace_d = -1
-        last = -1
-        for k in range(n):
-            code = moves[s, k]
-            if code // N_PILES == last or _is_lone(height, s, code):
-                continue  # the same card into another empty pile discards the same (see greedy)
-            last = code // N_PILES
-            if not is_ace[_moved_card(work, height, s, code)]:
-                continue
-            d = _discards_after(work, height, s, code, beats) if _may_discard(work, height, s, code, beats) else 0
-            if d > ace_d:
-                best_ace = code
-                ace_d = d
-        if best_ace >= 0:
+    if kind != K_LOOKAHEAD:
+        best, best_d, best_ace, ace_d, other_d = _scan_moves(work, height, s, is_ace, beats, moves, n)
+        if kind == K_ACES and best_ace >= 0:
             return best_ace
-        return _greedy_choice(work, height, s, pos, must_fill, beats, moves, s, n)
-    if kind == K_HUMAN:
-        # one pass over the candidates gives the best Ace move, the best other move and greedy's move
-        best_ace = GIVE_UP
-        ace_d = -1
-        other_d = -1
-        best_any = GIVE_UP
-        any_d = -1
-        last = -1
-        for k in range(n):
-            code = moves[s, k]
-            if code // N_PILES == last or _is_lone(height, s, code):
-                continue  # the same card into another empty pile discards the same (see greedy)
-            last = code // N_PILES
-            ace = is_ace[_moved_card(work, height, s, code)]
-            d = _discards_after(work, height, s, code, beats) if _may_discard(work, height, s, code, beats) else 0
-            if d > any_d:
-                best_any = code
-                any_d = d
-            if ace:
-                if d > ace_d:
-                    best_ace = code
-                    ace_d = d
-            elif d > other_d:
-                other_d = d
-        if best_ace >= 0:
+        if kind == K_HUMAN and best_ace >= 0:
             best_other = other_d
             if pass_ok and best_other < 0:
                 best_other = 0
             if ace_d >= best_other - param:
                 return best_ace
-        # greedy (as _greedy_choice, from the same pass)
-        if best_any >= 0 and (any_d > 0 or not pass_ok):
-            return best_any
-        return PASS if pass_ok else GIVE_UP
+        return _greedy_pick(best, best_d, pass_ok)
     # K_LOOKAHEAD: value every choice now, pass first, ties to the earlier choice
     choice = GIVE_UP
     best_value = -1
@@ -650,7 +640,7 @@ def _play_games(decks, indices, seed_lo, seed_hi, kind, param, fill, optional, s
                 elif kind == K_NOMOVE and (deal_ok or not stock_left):
                     a = PASS
                 elif kind == K_GREEDY:
-                    a = _greedy_choice(work, height, s, pos, must_fill, beats, moves, s, n)
+                    a = _greedy_choice(work, height, s, pos, must_fill, is_ace, beats, moves, n)
                 else:
                     if kind == K_NOMOVE:  # must_fill forbids dealing: nomove needs the move list
                         n = _gen_moves(work, height, s, fill, sensible, leftmost, is_ace, moves, s)

@@ -903,7 +903,6 @@ def _stock_max(stock, nstock, strength, suit, smax):
                 smax[sp, p, t] = smax[sp + 1, p, t]
             if p != sp % 4 and strength[c] > smax[sp, p, suit[c]]:
                 smax[sp, p, suit[c]] = strength[c]
-    return smax
 
 
 @nb.njit(cache=True)
@@ -1200,6 +1199,15 @@ def _workspace(tt_bits: int) -> _Workspace:
     return ws
 
 
+@nb.njit(cache=True, _nrt=False)
+def _set_position(piles, h, from_piles, from_h):
+    """Copy the position (from_piles, from_h) into (piles, h)."""
+    for p in range(4):
+        h[p] = from_h[p]
+        for i in range(h[p]):
+            piles[p, i] = from_piles[p, i]
+
+
 @nb.njit(cache=True)
 def _solve_many(init_piles, init_h, stocks, nstocks, start_scores, natives, resolve_start, strength, suit,
                 fill, optional, sensible, leftmost, must_fill, node_limit,
@@ -1214,6 +1222,8 @@ def _solve_many(init_piles, init_h, stocks, nstocks, start_scores, natives, reso
     """
     piles = np.zeros((4, MAX_HEIGHT), np.int8)
     h = np.zeros(4, np.int32)
+    piles0 = np.zeros((4, MAX_HEIGHT), np.int8)
+    h0 = np.zeros(4, np.int32)
     scratch = np.zeros(MAX_ACTIONS, np.int32)
     snaps = np.zeros(MAX_DEPTH, np.int64)
     asnaps = np.zeros(MAX_DEPTH, np.int64)
@@ -1226,15 +1236,11 @@ def _solve_many(init_piles, init_h, stocks, nstocks, start_scores, natives, reso
     nl = 0
     line_off[0] = 0
     for n in range(init_piles.shape[0]):
-        for p in range(4):
-            h[p] = init_h[n, p]
-            for i in range(h[p]):
-                piles[p, i] = init_piles[n, p, i]
+        _set_position(piles, h, init_piles[n], init_h[n])
         start = start_scores[n]
         if resolve_start and not optional:
             start += _resolve(piles, h, strength, suit, rec_pile, rec_card, 0)
-        h0 = h.copy()
-        piles0 = piles.copy()
+        _set_position(piles0, h0, piles, h)  # the start: the search, the line repairs and the stats replay from it
         stock = stocks[n]
         ns = nstocks[n]
         _stock_max(stock, ns, strength, suit, smax)
@@ -1245,10 +1251,7 @@ def _solve_many(init_piles, init_h, stocks, nstocks, start_scores, natives, reso
         out_score[n] = best
         out_nodes[n] = nodes
         out_status[n] = status
-        for p in range(4):
-            h[p] = h0[p]
-            for i in range(h[p]):
-                piles[p, i] = piles0[p, i]
+        _set_position(piles, h, piles0, h0)
         if relabel:
             blen = _expand_line(piles, h, stock, ns, strength, suit, fill, optional, best_line, blen, expanded,
                                 rec_pile, rec_card, small, bfs)
@@ -1257,16 +1260,10 @@ def _solve_many(init_piles, init_h, stocks, nstocks, start_scores, natives, reso
                 blen = 0
             for i in range(blen):
                 best_line[i] = expanded[i]
-            for p in range(4):
-                h[p] = h0[p]
-                for i in range(h[p]):
-                    piles[p, i] = piles0[p, i]
+            _set_position(piles, h, piles0, h0)
         blen = _shorten_line(piles, h, stock, strength, suit, fill, optional, leftmost, best_line, blen,
                              rec_pile, rec_card, expanded, small, bfs)
-        for p in range(4):
-            h[p] = h0[p]
-            for i in range(h[p]):
-                piles[p, i] = piles0[p, i]
+        _set_position(piles, h, piles0, h0)
         mv, dec, _ = _line_stats(piles, h, stock, ns, strength, suit, fill, optional, sensible, leftmost,
                                  must_fill, best_line, blen, scratch, rec_pile, rec_card)
         out_moves[n] = mv

@@ -778,7 +778,8 @@ def _upper_bound(piles, h, sp, smax, strength, suit, fill, mask, top_mask):
 @nb.njit(cache=True, _nrt=False)
 def _search(stock, nstock, smax, piles, h, start_score, strength, suit, native, fill, optional, sensible,
             leftmost, must_fill, node_limit, tt, tt_mask, epoch,
-            acts, nacts, idx, path, lone, keys1, keys2, rbase, rec_pile, rec_card, best_line, snaps, asnaps, relabel):
+            acts, nacts, idx, path, lone, keys1, keys2, rbase, rec_pile, rec_card, best_line, snaps, asnaps, relabel,
+            top_mask):
     """Depth-first search from the position (piles, h, stock[0:nstock]); see the module docstring.
 
     Returns (best score, best line length, nodes, status); ``best_line[:length]``
@@ -792,10 +793,6 @@ def _search(stock, nstock, smax, piles, h, start_score, strength, suit, native, 
     best_len = 0
     nodes = 1
     status = STATUS_SOLVED
-    top_mask = np.uint64(0)
-    for c in range(N_CARDS):
-        if strength[c] == 12:
-            top_mask |= np.uint64(1) << np.uint64(c)
     if relabel:
         _canonicalize(piles, h, strength, fill)
     k1, k2 = _key(piles, h, sp, nstock, native)
@@ -1233,6 +1230,10 @@ def _solve_many(init_piles, init_h, stocks, nstocks, start_scores, natives, reso
     expanded = np.zeros(MAX_DEPTH, np.int32)
     # the class search (see _canonicalize) needs every placement of the lone cards reachable
     relabel = not sensible and not leftmost
+    top_mask = np.uint64(0)  # the cards of the top rank (for the strict bound)
+    for c in range(N_CARDS):
+        if strength[c] == 12:
+            top_mask |= np.uint64(1) << np.uint64(c)
     nl = 0
     line_off[0] = 0
     for n in range(init_piles.shape[0]):
@@ -1247,7 +1248,8 @@ def _solve_many(init_piles, init_h, stocks, nstocks, start_scores, natives, reso
         best, blen, nodes, status = _search(
             stock, ns, smax, piles, h, start, strength, suit, natives[n], fill, optional, sensible,
             leftmost, must_fill, node_limit, tt, tt_mask, np.uint32(first_epoch + n),
-            acts, nacts, idx, path, lone, keys1, keys2, rbase, rec_pile, rec_card, best_line, snaps, asnaps, relabel)
+            acts, nacts, idx, path, lone, keys1, keys2, rbase, rec_pile, rec_card, best_line, snaps, asnaps, relabel,
+            top_mask)
         out_score[n] = best
         out_nodes[n] = nodes
         out_status[n] = status

@@ -135,6 +135,12 @@ class Action(NamedTuple):
 
 
 DEAL = Action("d")
+# Every move, made once: _MOVE[src][depth][dst] == Action("m", src, dst, depth). Actions are
+# immutable values, so legal_moves hands out these instead of building new ones on every call.
+_MOVE = tuple(
+    tuple(tuple(Action("m", src, dst, depth) for dst in range(N_PILES)) for depth in range(N_CARDS))
+    for src in range(N_PILES)
+)
 
 
 class State(NamedTuple):
@@ -188,24 +194,58 @@ def _discardable(piles, pile: int, strength: tuple[int, ...]) -> bool:
 def resolve_discards(state: State, rules: Rules, order: tuple[int, ...] | None = None) -> State:
     """Apply forced discards until none is left (no-op under ``discards=optional``).
 
-    ``order`` is the order in which piles are tried at each step (default
-    0,1,2,3); the result does not depend on it (RULES.md rule 3), which the
-    tests check.
+    By default the discards are made a round at a time (``forced_discards``).
+    With ``order``, they are made literally one card at a time, trying the
+    piles in that order at each step; the result does not depend on the order
+    (RULES.md rule 3), and the tests check that every order and the default
+    give the same state.
     """
     if rules.optional_discards:
         return state
     strength = strength_tuple(rules)
-    order = order or tuple(range(N_PILES))
-    pile = _first_discardable(state.piles, order, strength)
-    if pile < 0:
-        return state
     piles = list(state.piles)  # piles stay tuples; a discard replaces one pile by its shorter copy
-    gone = []
-    while pile >= 0:
-        gone.append(piles[pile][-1])
-        piles[pile] = piles[pile][:-1]
+    if order is None:
+        gone = forced_discards(piles, strength)
+    else:
+        gone = []
         pile = _first_discardable(piles, order, strength)
+        while pile >= 0:
+            gone.append(piles[pile][-1])
+            piles[pile] = piles[pile][:-1]
+            pile = _first_discardable(piles, order, strength)
+    if not gone:
+        return state
     return State(tuple(piles), state.stock, state.discarded.union(gone))
+
+
+def forced_discards(piles: list[tuple[int, ...]], strength: tuple[int, ...]) -> list[int]:
+    """Make every forced discard in ``piles`` (a list of pile tuples, changed in place); the cards discarded.
+
+    A round at a time: every top card weaker than the strongest top card of its
+    suit is discarded, then the tops are looked at again, until a round
+    discards nothing. This is the rule applied one card at a time: the
+    strongest top of a suit is not discarded in its round, so each card of the
+    round stays discardable while the others go (RULES.md rule 3).
+    """
+    gone: list[int] = []
+    while True:
+        strongest = [-1, -1, -1, -1]  # per suit, the highest strength among the top cards
+        shared = False  # do two top cards share a suit? (if not, nothing can be discarded)
+        for pile in piles:
+            if pile:
+                top = pile[-1]
+                suit = _SUIT[top]
+                if strongest[suit] >= 0:
+                    shared = True
+                if strength[top] > strongest[suit]:
+                    strongest[suit] = strength[top]
+        if not shared:
+            return gone
+        for i in range(N_PILES):
+            pile = piles[i]
+            if pile and strength[pile[-1]] < strongest[_SUIT[pile[-1]]]:
+                gone.append(pile[-1])
+                piles[i] = pile[:-1]
 
 
 def _first_discardable(piles, order: tuple[int, ...], strength: tuple[int, ...]) -> int:
@@ -253,12 +293,13 @@ def _movable_cards(state: State, rules: Rules) -> list[tuple[int, int]]:
 
 def legal_moves(state: State, rules: Rules) -> list[Action]:
     """Moves into empty piles allowed by the variant and the restrictions in force."""
-    empties = state.empty_piles()
-    if not empties:
-        return []
+    piles = state.piles
+    if all(piles):
+        return []  # no empty pile, no move
+    empties = [i for i in range(N_PILES) if not piles[i]]
     targets = empties[:1] if rules.leftmost else empties
     return [
-        Action("m", src, dst, depth)
+        _MOVE[src][depth][dst]
         for src, depth in _movable_cards(state, rules)
         for dst in targets
         if dst != src
@@ -334,23 +375,34 @@ def apply_legal(state: State, action: Action, rules: Rules) -> State:
     Callers that pick their action from the list ``legal_actions`` just gave
     (the policies, ``play_scalar``) use it to skip generating that list again.
     """
-    piles, stock, discarded = state.piles, state.stock, state.discarded
+    stock, discarded = state.stock, state.discarded
     if action.kind == "d":
-        piles = tuple(pile + (card,) for pile, card in zip(piles, stock))
+        piles = [pile + (card,) for pile, card in zip(state.piles, stock)]
         stock = stock[N_PILES:]
     elif action.kind == "m":
-        src = piles[action.src]
-        at = len(src) - 1 - action.depth  # the moved card's index; the cards above it keep their order
-        new_piles = list(piles)
-        new_piles[action.src] = src[:at] + src[at + 1:]
-        new_piles[action.dst] = piles[action.dst] + (src[at],)
-        piles = tuple(new_piles)
+        piles = list(state.piles)
+        move_card(piles, action)
     else:
-        new_piles = list(piles)
-        new_piles[action.src] = piles[action.src][:-1]
+        piles = list(state.piles)
         discarded = discarded | {piles[action.src][-1]}
-        piles = tuple(new_piles)
-    return resolve_discards(State(piles, stock, discarded), rules)
+        piles[action.src] = piles[action.src][:-1]
+    if not rules.optional_discards:
+        gone = forced_discards(piles, strength_tuple(rules))  # resolve_discards, on the list at hand
+        if gone:
+            discarded = discarded.union(gone)
+    return State(tuple(piles), stock, discarded)
+
+
+def move_card(piles: list[tuple[int, ...]], move: Action) -> None:
+    """Make ``move`` (a legal move) in ``piles``, a list of pile tuples changed in place; no discards.
+
+    The moved card goes into the empty target pile; on its source pile the
+    cards above it keep their order.
+    """
+    src = piles[move.src]
+    at = len(src) - 1 - move.depth  # the moved card's index
+    piles[move.src] = src[:at] + src[at + 1:]
+    piles[move.dst] = piles[move.dst] + (src[at],)
 
 
 def is_over(state: State, rules: Rules | str) -> bool:

@@ -93,9 +93,11 @@ from .game import (
     State,
     apply,
     apply_legal,
+    forced_discards,
     format_line,
     legal_actions,
     legal_moves,
+    move_card,
     new_game,
     strength_tuple,
 )
@@ -277,11 +279,24 @@ def _after(view: State, move: Action, rules: Rules) -> State:
     return apply_legal(view, move, _forced(rules))
 
 
-def _best_by_discards(view: State, moves: list[Action], rules: Rules) -> tuple[Action | None, int]:
+def _discards_after(view: State, move: Action, strength: tuple[int, ...]) -> int:
+    """The number of discards a legal move sets off at once: ``_after(view, move, rules).score - view.score``.
+
+    Worked out on a copy of the pile list with the same two steps as
+    ``game.apply_legal`` (``move_card``, then ``forced_discards``), without
+    building a State; the view is already resolved, so every discard counted
+    follows from the move.
+    """
+    piles = list(view.piles)
+    move_card(piles, move)
+    return len(forced_discards(piles, strength))
+
+
+def _best_by_discards(view: State, moves: list[Action], strength: tuple[int, ...]) -> tuple[Action | None, int]:
     """The first move with the most immediate discards, and that count (None, -1 for no moves)."""
     best, best_d = None, -1
     for m in moves:
-        d = _after(view, m, rules).score - view.score
+        d = _discards_after(view, m, strength)
         if d > best_d:
             best, best_d = m, d
     return best, best_d
@@ -297,7 +312,7 @@ class _Ctx:
 
 
 def _greedy(view: State, stock_left: int, ctx: _Ctx) -> Action | None:
-    best, best_d = _best_by_discards(view, _candidates(view, ctx.rules), ctx.rules)
+    best, best_d = _best_by_discards(view, _candidates(view, ctx.rules), ctx.strength)
     pass_ok = _pass_ok(view, stock_left, ctx.rules)
     if best is not None and (best_d > 0 or not pass_ok):
         return best
@@ -307,7 +322,7 @@ def _greedy(view: State, stock_left: int, ctx: _Ctx) -> Action | None:
 def _aces(view: State, stock_left: int, ctx: _Ctx) -> Action | None:
     aces = [m for m in _candidates(view, ctx.rules) if _is_ace(view, m, ctx.strength)]
     if aces:
-        return _best_by_discards(view, aces, ctx.rules)[0]
+        return _best_by_discards(view, aces, ctx.strength)[0]
     return _greedy(view, stock_left, ctx)
 
 
@@ -315,9 +330,9 @@ def _human(view: State, stock_left: int, ctx: _Ctx) -> Action | None:
     cands = _candidates(view, ctx.rules)
     aces = [m for m in cands if _is_ace(view, m, ctx.strength)]
     if aces:
-        best_ace, ace_d = _best_by_discards(view, aces, ctx.rules)
+        best_ace, ace_d = _best_by_discards(view, aces, ctx.strength)
         others = [m for m in cands if not _is_ace(view, m, ctx.strength)]
-        _, other_d = _best_by_discards(view, others, ctx.rules)  # -1 when there is none
+        _, other_d = _best_by_discards(view, others, ctx.strength)  # -1 when there is none
         best_other = max(other_d, 0 if _pass_ok(view, stock_left, ctx.rules) else -1)
         if ace_d >= best_other - ctx.spec.param("sacrifice"):
             return best_ace

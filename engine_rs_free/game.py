@@ -277,33 +277,32 @@ def new_game(deck, rules: Rules | str = "standard") -> State:
     return resolve_discards(state, rules)
 
 
-def _movable_cards(state: State, rules: Rules) -> list[tuple[int, int]]:
-    """(src, depth) of every card that the variant lets move into an empty pile."""
-    strength = strength_tuple(rules)
-    out = []
-    for src, pile in enumerate(state.piles):
-        if not pile or (rules.sensible and len(pile) == 1):
-            continue
-        for depth in range(len(pile)) if rules.fill == FILL_ANY else (0,):
-            if rules.fill == FILL_ACE and strength[pile[-1 - depth]] != 12:
-                continue
-            out.append((src, depth))
-    return out
-
-
 def legal_moves(state: State, rules: Rules) -> list[Action]:
-    """Moves into empty piles allowed by the variant and the restrictions in force."""
+    """Moves into empty piles allowed by the variant and the restrictions in force, in contract order.
+
+    By source pile, then depth (top first), then target pile. Which cards may
+    move: the top card of every other pile (standard, reverse), only an Ace
+    (strict), any card at any depth (easy); never the only card of a pile
+    under ``sensible``; only into the lowest empty pile under ``leftmost``.
+    """
     piles = state.piles
     if all(piles):
         return []  # no empty pile, no move
     empties = [i for i in range(N_PILES) if not piles[i]]
     targets = empties[:1] if rules.leftmost else empties
-    return [
-        _MOVE[src][depth][dst]
-        for src, depth in _movable_cards(state, rules)
-        for dst in targets
-        if dst != src
-    ]
+    fill = rules.fill
+    strength = strength_tuple(rules)
+    moves = []
+    for src, pile in enumerate(piles):
+        if not pile or (rules.sensible and len(pile) == 1):
+            continue
+        for depth in range(len(pile)) if fill == FILL_ANY else (0,):
+            if fill == FILL_ACE and strength[pile[-1 - depth]] != 12:
+                continue
+            for dst in targets:
+                if dst != src:
+                    moves.append(_MOVE[src][depth][dst])
+    return moves
 
 
 def legal_actions(state: State, rules: Rules | str) -> list[Action]:

@@ -244,11 +244,14 @@ def _forced(rules: Rules) -> Rules:
     return replace(rules, optional_discards=False) if rules.optional_discards else rules
 
 
-def _pass_ok(view: State, stock_left: int, rules: Rules) -> bool:
-    """True when the player may deal (stock left, not blocked by must_fill) or stop (stock empty)."""
+def _pass_ok(stock_left: int, moves: list[Action], rules: Rules) -> bool:
+    """True when the player may deal (stock left, not blocked by must_fill) or stop (stock empty).
+
+    ``moves`` is the list of legal moves of the position (``game.legal_moves``).
+    """
     if stock_left == 0:
         return True
-    return not (rules.must_fill and legal_moves(view, rules))
+    return not (rules.must_fill and moves)
 
 
 def _pass_action(stock_left: int) -> Action | None:
@@ -256,9 +259,9 @@ def _pass_action(stock_left: int) -> Action | None:
     return DEAL if stock_left else None
 
 
-def _candidates(view: State, rules: Rules) -> list[Action]:
-    """Legal moves a non-random policy considers: all but moves of the only card of a pile."""
-    return [m for m in legal_moves(view, rules) if len(view.piles[m.src]) > 1]
+def _candidates(view: State, moves: list[Action]) -> list[Action]:
+    """The legal moves (``moves``) a non-random policy considers: all but moves of the only card of a pile."""
+    return [m for m in moves if len(view.piles[m.src]) > 1]
 
 
 def _moved_card(view: State, move: Action) -> int:
@@ -311,32 +314,37 @@ class _Ctx:
         self.strength = strength_tuple(rules)
 
 
-def _greedy(view: State, stock_left: int, ctx: _Ctx) -> Action | None:
-    best, best_d = _best_by_discards(view, _candidates(view, ctx.rules), ctx.strength)
-    pass_ok = _pass_ok(view, stock_left, ctx.rules)
+# A policy is called as policy(view, stock_left, moves, ctx): the player's view of the position, the
+# number of cards left in the stock, the legal moves of the position (game.legal_moves, contract
+# order; the caller has them already) and the context. It returns an Action, or None to stop.
+
+
+def _greedy(view: State, stock_left: int, moves: list[Action], ctx: _Ctx) -> Action | None:
+    best, best_d = _best_by_discards(view, _candidates(view, moves), ctx.strength)
+    pass_ok = _pass_ok(stock_left, moves, ctx.rules)
     if best is not None and (best_d > 0 or not pass_ok):
         return best
     return _pass_action(stock_left) if pass_ok else None  # None: stop, or give up (no candidate, no pass)
 
 
-def _aces(view: State, stock_left: int, ctx: _Ctx) -> Action | None:
-    aces = [m for m in _candidates(view, ctx.rules) if _is_ace(view, m, ctx.strength)]
+def _aces(view: State, stock_left: int, moves: list[Action], ctx: _Ctx) -> Action | None:
+    aces = [m for m in _candidates(view, moves) if _is_ace(view, m, ctx.strength)]
     if aces:
         return _best_by_discards(view, aces, ctx.strength)[0]
-    return _greedy(view, stock_left, ctx)
+    return _greedy(view, stock_left, moves, ctx)
 
 
-def _human(view: State, stock_left: int, ctx: _Ctx) -> Action | None:
-    cands = _candidates(view, ctx.rules)
+def _human(view: State, stock_left: int, moves: list[Action], ctx: _Ctx) -> Action | None:
+    cands = _candidates(view, moves)
     aces = [m for m in cands if _is_ace(view, m, ctx.strength)]
     if aces:
         best_ace, ace_d = _best_by_discards(view, aces, ctx.strength)
         others = [m for m in cands if not _is_ace(view, m, ctx.strength)]
         _, other_d = _best_by_discards(view, others, ctx.strength)  # -1 when there is none
-        best_other = max(other_d, 0 if _pass_ok(view, stock_left, ctx.rules) else -1)
+        best_other = max(other_d, 0 if _pass_ok(stock_left, moves, ctx.rules) else -1)
         if ace_d >= best_other - ctx.spec.param("sacrifice"):
             return best_ace
-    return _greedy(view, stock_left, ctx)
+    return _greedy(view, stock_left, moves, ctx)
 
 
 def position_value(view: State, rules: Rules, strength: tuple[int, ...]) -> int:
@@ -356,7 +364,7 @@ def position_value(view: State, rules: Rules, strength: tuple[int, ...]) -> int:
 def _rollout_value(view: State, stock_left: int, ctx: _Ctx) -> int:
     """Play ``greedy`` until it would deal or stop; the value of the position reached."""
     while True:
-        a = _greedy(view, stock_left, ctx)
+        a = _greedy(view, stock_left, legal_moves(view, ctx.rules), ctx)
         if a is None or a.kind == "d":
             return position_value(view, ctx.rules, ctx.strength)
         view = _after(view, a, ctx.rules)
@@ -366,20 +374,21 @@ def _subtree_value(view: State, stock_left: int, ctx: _Ctx, levels: int) -> int:
     """Best value reachable before the next deal when the next ``levels`` moves are tried in every way."""
     if levels == 0:
         return _rollout_value(view, stock_left, ctx)
-    cands = _candidates(view, ctx.rules)
+    moves = legal_moves(view, ctx.rules)
+    cands = _candidates(view, moves)
     best = -1
-    if _pass_ok(view, stock_left, ctx.rules) or not cands:
+    if _pass_ok(stock_left, moves, ctx.rules) or not cands:
         best = position_value(view, ctx.rules, ctx.strength)
     for m in cands:
         best = max(best, _subtree_value(_after(view, m, ctx.rules), stock_left, ctx, levels - 1))
     return best
 
 
-def _lookahead(view: State, stock_left: int, ctx: _Ctx) -> Action | None:
+def _lookahead(view: State, stock_left: int, moves: list[Action], ctx: _Ctx) -> Action | None:
     depth = ctx.spec.param("depth")
-    cands = _candidates(view, ctx.rules)
+    cands = _candidates(view, moves)
     best_action, best_value = None, -1
-    if _pass_ok(view, stock_left, ctx.rules):
+    if _pass_ok(stock_left, moves, ctx.rules):
         best_action, best_value = _pass_action(stock_left), position_value(view, ctx.rules, ctx.strength)
     for m in cands:
         v = _subtree_value(_after(view, m, ctx.rules), stock_left, ctx, depth - 1)
@@ -388,10 +397,10 @@ def _lookahead(view: State, stock_left: int, ctx: _Ctx) -> Action | None:
     return best_action
 
 
-def _nomove(view: State, stock_left: int, ctx: _Ctx) -> Action | None:
-    if _pass_ok(view, stock_left, ctx.rules):
+def _nomove(view: State, stock_left: int, moves: list[Action], ctx: _Ctx) -> Action | None:
+    if _pass_ok(stock_left, moves, ctx.rules):
         return _pass_action(stock_left)
-    cands = _candidates(view, ctx.rules)  # must_fill forbids dealing: the first move in order
+    cands = _candidates(view, moves)  # must_fill forbids dealing: the first move in order
     return cands[0] if cands else None
 
 
@@ -428,7 +437,7 @@ def decide(
         k = uniform_choice(n_choices, seed, index, decision) if n_choices > 1 else 0
         return legal[k] if k < len(legal) else None
     view = State(state.piles, (), state.discarded)  # the player's view: no stock order
-    return _DETERMINISTIC[spec.kind](view, stock_left, _Ctx(rules, spec))
+    return _DETERMINISTIC[spec.kind](view, stock_left, legal_moves(view, rules), _Ctx(rules, spec))
 
 
 def _take_discards(state: State, rules: Rules, line: list[Action]) -> State:
@@ -480,7 +489,8 @@ def play_scalar(
             action = legal[k] if k < len(legal) else None
         else:
             view = State(state.piles, (), state.discarded)  # the player's view: no stock order
-            action = _DETERMINISTIC[spec.kind](view, stock_left, ctx)  # as decide(), without re-parsing
+            legal_moves_here = [a for a in legal if a.kind == "m"]  # = legal_moves(view, rules), at hand
+            action = _DETERMINISTIC[spec.kind](view, stock_left, legal_moves_here, ctx)  # as decide(), without re-parsing
         if action is None:
             break
         if action.kind == "m":

@@ -85,6 +85,7 @@ in contract order, stop.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from functools import lru_cache
 
 from .deals import STREAM_POLICY, philox4x32
 from .game import (
@@ -314,6 +315,14 @@ class _Ctx:
         self.strength = strength_tuple(rules)
 
 
+@lru_cache(maxsize=256)
+def _context(rules: Rules | str, policy: str | PolicySpec) -> _Ctx:
+    """The _Ctx of a (rules, policy) pair, names parsed once: play_scalar is called deal after deal
+    with the same pair. Rules, PolicySpec and _Ctx are never changed after they are made, so one
+    can be shared; a bad name raises here every time (lru_cache keeps no exceptions)."""
+    return _Ctx(rules_by_name(rules), parse_policy(policy))
+
+
 # A policy is called as policy(view, stock_left, moves, ctx): the player's view of the position, the
 # number of cards left in the stock, the legal moves of the position (game.legal_moves, contract
 # order; the caller has them already) and the context. It returns an Action, or None to stop.
@@ -465,9 +474,9 @@ def play_scalar(
     the deterministic policies ignore them. See the module docstring for the
     policies, the counting of ``moves`` and ``decisions``, and MAX_ACTIONS.
     """
-    rules = rules_by_name(rules)
-    spec = parse_policy(policy)
-    ctx = _Ctx(rules, spec)
+    ctx = _context(rules, policy)
+    rules, spec = ctx.rules, ctx.spec
+    policy_fn = _DETERMINISTIC.get(spec.kind)  # None for random
     state = new_game(deck, rules)
     line: list[Action] = []
     moves = decisions = 0
@@ -484,13 +493,13 @@ def play_scalar(
         decision = decisions
         if n_choices > 1:
             decisions += 1
-        if spec.kind == "random":
+        if policy_fn is None:  # random
             k = uniform_choice(n_choices, seed, index, decision) if n_choices > 1 else 0
             action = legal[k] if k < len(legal) else None
         else:
             view = State(state.piles, (), state.discarded)  # the player's view: no stock order
             legal_moves_here = [a for a in legal if a.kind == "m"]  # = legal_moves(view, rules), at hand
-            action = _DETERMINISTIC[spec.kind](view, stock_left, legal_moves_here, ctx)  # as decide(), without re-parsing
+            action = policy_fn(view, stock_left, legal_moves_here, ctx)  # as decide(), without re-parsing
         if action is None:
             break
         if action.kind == "m":

@@ -376,7 +376,8 @@ def apply_legal(state: State, action: Action, rules: Rules) -> State:
     """
     stock, discarded = state.stock, state.discarded
     if action.kind == "d":
-        piles = [pile + (card,) for pile, card in zip(state.piles, stock)]
+        p = state.piles  # the next four cards go onto piles 0..3, card i onto pile i
+        piles = [p[0] + (stock[0],), p[1] + (stock[1],), p[2] + (stock[2],), p[3] + (stock[3],)]
         stock = stock[N_PILES:]
     elif action.kind == "m":
         piles = list(state.piles)

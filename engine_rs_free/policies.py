@@ -329,6 +329,8 @@ def _context(rules: Rules | str, policy: str | PolicySpec) -> _Ctx:
 
 
 def _greedy(view: State, stock_left: int, moves: list[Action], ctx: _Ctx) -> Action | None:
+    if not moves:
+        return _pass_action(stock_left)  # nothing can move: passing is allowed (see _pass_ok) and all there is
     best, best_d = _best_by_discards(view, _candidates(view, moves), ctx.strength)
     pass_ok = _pass_ok(stock_left, moves, ctx.rules)
     if best is not None and (best_d > 0 or not pass_ok):

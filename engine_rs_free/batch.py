@@ -30,7 +30,9 @@ and, inside the kernel, scratch allocated once per call (not per deal)::
 
 The compiled kernel loops over the decks (no Python loop over deals); each
 game is played in scratch slot 0 with ``pos`` the index of the next stock
-card. The policy functions are passed the piles and ``pos`` (so the number of
+card. ``nomove`` under forced discards and without ``must_fill`` (it only
+deals) has a tight loop of its own, ``_play_nomove_games``, with the same
+results. The policy functions are passed the piles and ``pos`` (so the number of
 cards left, ``52 - pos``) and never the deck, so they cannot read the stock
 order; the tests check it by permuting the undealt stock.
 
@@ -67,6 +69,8 @@ MAX_DEPTH = 4
 # Scratch slots: 0 game, 1 probe (discards after a move), 2 rollout, 3.. lookahead levels.
 SLOT_GAME, SLOT_PROBE, SLOT_ROLLOUT, SLOT_LEVELS = 0, 1, 2, 3
 N_SLOTS = SLOT_LEVELS + MAX_DEPTH + 1
+N_DEALS = (N_CARDS - N_PILES) // N_PILES  # 12 deals after the first four cards
+NOMOVE_PILE_CAP = 1 + 1 + N_DEALS  # _play_nomove_games: a sentinel, then at most 1 + 12 cards per pile
 
 
 def _action_text() -> list[str]:
@@ -570,9 +574,101 @@ def _play_kernel(decks, indices, seed_lo, seed_hi, kind, param, fill, optional, 
     count = np.zeros(MAX_DEPTH + 1, dtype=np.int64)
     nxt = np.zeros(MAX_DEPTH + 1, dtype=np.int64)
     best = np.zeros(MAX_DEPTH + 1, dtype=np.int64)
-    _play_games(decks, indices, seed_lo, seed_hi, kind, param, fill, optional, sensible, leftmost, must_fill,
-                is_ace, beats, want_lines, out_score, out_moves, out_decisions, out_len, lines,
-                work, height, moves, line, count, nxt, best)
+    if kind == K_NOMOVE and not optional and not must_fill:
+        piles = np.empty((N_PILES, NOMOVE_PILE_CAP), dtype=np.int64)
+        _play_nomove_games(decks, fill, sensible, is_ace, beats, want_lines, out_score, out_moves, out_decisions,
+                           out_len, lines, piles)
+    else:
+        _play_games(decks, indices, seed_lo, seed_hi, kind, param, fill, optional, sensible, leftmost, must_fill,
+                    is_ace, beats, want_lines, out_score, out_moves, out_decisions, out_len, lines,
+                    work, height, moves, line, count, nxt, best)
+
+
+@nb.njit(cache=True, inline="always", _nrt=False)
+def _offers_move(top, h, fill, sensible, is_ace):
+    """A pile of h cards with top card ``top`` has a card that may move into an empty pile.
+
+    What _gen_moves lists from it as a source: not when it is empty, not its
+    only card under ``sensible``, only an Ace in ``strict``; in ``easy`` any of
+    its cards, so it qualifies exactly when a top-card move would.
+    """
+    return h > 0 and not (sensible and h == 1) and (fill != FILL_ACE or is_ace[top])
+
+
+@nb.njit(cache=True, _nrt=False)
+def _play_nomove_games(decks, fill, sensible, is_ace, beats, want_lines, out_score, out_moves, out_decisions,
+                       out_len, lines, piles):
+    """``nomove`` under forced discards and without must_fill: a loop of its own, same results.
+
+    With dealing always allowed, ``nomove`` deals whenever the stock is not
+    empty and stops when it is: deal four, make the forced discards, repeat.
+    So every game line is the 12 deals (``d`` x 12, far below MAX_ACTIONS),
+    no card ever moves, and the score is the number of cards not left on the
+    piles. A point counts as a decision, as in _play_games, when the player had
+    more than one choice: some card could move into an empty pile (besides
+    dealing, or, once the stock is empty, stopping). Under ``discards=optional``
+    (discards go into the line) and ``must_fill`` (a move may be forced)
+    _play_games plays ``nomove``.
+
+    ``piles: int64[4, NOMOVE_PILE_CAP]`` holds pile i as piles[i, 1..h_i] with
+    the sentinel EMPTY in piles[i, 0], so the top card is always piles[i, h_i]
+    (EMPTY for an empty pile) and a discard is ``h_i -= 1`` without a branch;
+    heights and tops live in local variables. The forced discards are the
+    rounds of _resolve_tops.
+    """
+    for i in range(N_PILES):
+        piles[i, 0] = EMPTY
+    for g in range(decks.shape[0]):
+        h0 = 0
+        h1 = 0
+        h2 = 0
+        h3 = 0
+        n_dec = 0
+        pos = 0
+        while True:
+            # deal the next four cards (the first four make the layout), then the forced discards
+            t0 = np.int64(decks[g, pos])
+            t1 = np.int64(decks[g, pos + 1])
+            t2 = np.int64(decks[g, pos + 2])
+            t3 = np.int64(decks[g, pos + 3])
+            pos += N_PILES
+            h0 += 1
+            piles[0, h0] = t0
+            h1 += 1
+            piles[1, h1] = t1
+            h2 += 1
+            piles[2, h2] = t2
+            h3 += 1
+            piles[3, h3] = t3
+            while True:
+                d0 = beats[t1, t0] | beats[t2, t0] | beats[t3, t0]
+                d1 = beats[t0, t1] | beats[t2, t1] | beats[t3, t1]
+                d2 = beats[t0, t2] | beats[t1, t2] | beats[t3, t2]
+                d3 = beats[t0, t3] | beats[t1, t3] | beats[t2, t3]
+                if (d0 | d1 | d2 | d3) == 0:
+                    break
+                h0 -= d0
+                t0 = piles[0, h0]
+                h1 -= d1
+                t1 = piles[1, h1]
+                h2 -= d2
+                t2 = piles[2, h2]
+                h3 -= d3
+                t3 = piles[3, h3]
+            if h0 == 0 or h1 == 0 or h2 == 0 or h3 == 0:
+                if (_offers_move(t0, h0, fill, sensible, is_ace) or _offers_move(t1, h1, fill, sensible, is_ace)
+                        or _offers_move(t2, h2, fill, sensible, is_ace)
+                        or _offers_move(t3, h3, fill, sensible, is_ace)):
+                    n_dec += 1  # a move was possible besides dealing (or stopping)
+            if pos >= N_CARDS:
+                break  # the stock is empty: nomove stops
+        out_score[g] = N_CARDS - (h0 + h1 + h2 + h3)
+        out_moves[g] = 0
+        out_decisions[g] = n_dec
+        out_len[g] = N_DEALS
+        if want_lines:
+            for k in range(N_DEALS):
+                lines[g, k] = CODE_DEAL
 
 
 # Without NRT: the game loop allocates nothing, and reference counting of the

@@ -55,9 +55,16 @@ How the search works (all in Numba, no Python per node):
   a node, and it can only cut when few cards are left to win, so it is
   worked out once the best score found reaches ``BOUND_FROM`` (40): strict
   searches lose 0.2% of their cuts and run ~30% faster.
-- **No reference counting.** The hot functions are compiled without Numba's
-  NRT (``_nrt=False``): they allocate nothing, and counting references to the
-  arrays passed on every call cost about half the time.
+- **No reference counting, few calls.** The hot functions are compiled
+  without Numba's NRT (``_nrt=False``): they allocate nothing, and counting
+  references to the arrays passed on every call cost about half the time.
+  A call that passes arrays still costs about as much as a deal (every array
+  is passed as a struct of seven words), so the search inlines its per-node
+  steps (``_step``/``_unstep``, a deal with its forced discards, the key and
+  the table) and skips two calls where the answer is known: a position with
+  no empty pile has dealing as its only action, and a leaf (stock out, no
+  pile empty) needs no key and no table entry. This doubles the cold compile
+  time (about 70 s, once per machine: the cache is on disk) for 1.4-1.8x.
 
 Action codes inside the search (``int32``): ``kind + 4*src + 16*dst + 64*depth``
 with kind 0 = deal, 1 = move, 2 = discard; in the class search a deal carries
@@ -207,7 +214,7 @@ def _top_suit_strength(piles, h, p, strength, suit):
     return np.int64(suit[c]), np.int64(strength[c])
 
 
-@nb.njit(cache=True, _nrt=False)
+@nb.njit(cache=True, inline="always", _nrt=False)
 def _resolve(piles, h, strength, suit, rec_pile, rec_card, rtop):
     """Make every forced discard; push (pile, card) of each onto the undo stack; return the new top.
 
@@ -236,7 +243,7 @@ def _resolve(piles, h, strength, suit, rec_pile, rec_card, rtop):
                 rtop += 1
 
 
-@nb.njit(cache=True, _nrt=False)
+@nb.njit(cache=True, inline="always", _nrt=False)
 def _write_moves(piles, h, strength, fill, sensible, leftmost, out, n, which):
     """Append the legal moves to ``out[n:]`` in game.py's order; return the new count.
 
@@ -372,7 +379,7 @@ def _restore(piles, h, snap):
             piles[p, 0] = b
 
 
-@nb.njit(cache=True, _nrt=False)
+@nb.njit(cache=True, inline="always", _nrt=False)
 def _class_shape(piles, h, strength, fill):
     """(free slots, mobile lone cards, empty piles) of a position."""
     nf = 0
@@ -388,7 +395,7 @@ def _class_shape(piles, h, strength, fill):
     return nf, nl, ne
 
 
-@nb.njit(cache=True, _nrt=False)
+@nb.njit(cache=True, inline="always", _nrt=False)
 def _arrangements(nf, nl):
     """How many placements of nl lone cards into nf free slots (nf! / (nf - nl)!)."""
     c = 1
@@ -397,7 +404,7 @@ def _arrangements(nf, nl):
     return c
 
 
-@nb.njit(cache=True, _nrt=False)
+@nb.njit(cache=True, inline="always", _nrt=False)
 def _free_mask(piles, h, strength, fill):
     """Bit p set when pile p is a free slot (empty, or its only card may move)."""
     free = 0
@@ -532,6 +539,25 @@ def _gen_actions(piles, h, sp, nstock, strength, suit, fill, optional, sensible,
     return n
 
 
+@nb.njit(cache=True, inline="always", _nrt=False)
+def _deal(piles, h, stock, sp, strength, suit, optional, rec_pile, rec_card, rtop):
+    """Deal the next four cards (and make the forced discards); (new sp, new undo-stack top)."""
+    for p in range(4):
+        piles[p, h[p]] = stock[sp + p]
+        h[p] += 1
+    if not optional:
+        rtop = _resolve(piles, h, strength, suit, rec_pile, rec_card, rtop)
+    return sp + 4, rtop
+
+
+@nb.njit(cache=True, inline="always", _nrt=False)
+def _undo_deal(h, sp):
+    """Take back a deal whose discards are already put back; returns the old sp."""
+    for p in range(4):
+        h[p] -= 1
+    return sp - 4
+
+
 @nb.njit(cache=True, _nrt=False)
 def _apply(a, piles, h, stock, sp, strength, suit, optional, rec_pile, rec_card, rtop):
     """Apply action code ``a`` (and forced discards). Returns (new sp, new undo-stack top)."""
@@ -564,7 +590,7 @@ def _apply(a, piles, h, stock, sp, strength, suit, optional, rec_pile, rec_card,
     return sp, rtop
 
 
-@nb.njit(cache=True, _nrt=False)
+@nb.njit(cache=True, inline="always", _nrt=False)
 def _undo_discards(piles, h, rec_pile, rec_card, rtop, rbase):
     """Put back the discards of undo-stack entries rbase..rtop-1, last first."""
     while rtop > rbase:
@@ -612,7 +638,7 @@ def _apply_class(a, piles, h, stock, sp, nstock, strength, suit, fill, optional,
     if kind == KIND_DEAL:
         if a > 3:
             asnap = _arrange(piles, h, _free_mask(piles, h, strength, fill), a >> 2)
-        sp, rtop = _apply(KIND_DEAL, piles, h, stock, sp, strength, suit, optional, rec_pile, rec_card, rtop)
+        sp, rtop = _deal(piles, h, stock, sp, strength, suit, optional, rec_pile, rec_card, rtop)
     elif kind == KIND_MOVE:
         ne = 0
         for p in range(4):
@@ -628,7 +654,9 @@ def _apply_class(a, piles, h, stock, sp, nstock, strength, suit, fill, optional,
             rtop = _resolve(piles, h, strength, suit, rec_pile, rec_card, rtop)
     else:
         sp, rtop = _apply(a, piles, h, stock, sp, strength, suit, optional, rec_pile, rec_card, rtop)
-    csnap = _canonicalize(piles, h, strength, fill)
+    csnap = _NO_SNAP
+    if h[0] == 0 or h[1] == 0 or h[2] == 0 or h[3] == 0:
+        csnap = _canonicalize(piles, h, strength, fill)
     return sp, rtop, asnap, csnap
 
 
@@ -640,7 +668,7 @@ def _undo_class(a, asnap, csnap, piles, h, sp, rec_pile, rec_card, rtop, rbase):
     _undo_discards(piles, h, rec_pile, rec_card, rtop, rbase)
     kind = a & 3
     if kind == KIND_DEAL:
-        sp = _undo(KIND_DEAL, piles, h, sp, rec_pile, rec_card, rbase, rbase)
+        sp = _undo_deal(h, sp)
         if asnap != _NO_SNAP:
             _restore(piles, h, asnap)
     elif kind == KIND_MOVE:
@@ -648,6 +676,32 @@ def _undo_class(a, asnap, csnap, piles, h, sp, rec_pile, rec_card, rtop, rbase):
             _restore(piles, h, asnap)
         sp = _undo(a & (PLACE_UNIT - 1), piles, h, sp, rec_pile, rec_card, rbase, rbase)
     return sp
+
+
+@nb.njit(cache=True, inline="always", _nrt=False)
+def _step(a, piles, h, stock, sp, nstock, strength, suit, fill, optional, rec_pile, rec_card, rtop, relabel):
+    """The search's apply: ``_apply_class`` in the class search, else ``_apply``, with a deal
+    worked out in place (a call with this many array arguments costs as much as a deal).
+    Returns (sp, rtop, placement snap, relabel snap)."""
+    if relabel:
+        return _apply_class(a, piles, h, stock, sp, nstock, strength, suit, fill, optional, rec_pile, rec_card,
+                            rtop)
+    if a == KIND_DEAL:
+        sp, rtop = _deal(piles, h, stock, sp, strength, suit, optional, rec_pile, rec_card, rtop)
+    else:
+        sp, rtop = _apply(a, piles, h, stock, sp, strength, suit, optional, rec_pile, rec_card, rtop)
+    return sp, rtop, _NO_SNAP, _NO_SNAP
+
+
+@nb.njit(cache=True, inline="always", _nrt=False)
+def _unstep(a, asnap, csnap, piles, h, sp, rec_pile, rec_card, rtop, rbase, relabel):
+    """Undo ``_step``; returns the old sp."""
+    if relabel:
+        return _undo_class(a, asnap, csnap, piles, h, sp, rec_pile, rec_card, rtop, rbase)
+    if a == KIND_DEAL:
+        _undo_discards(piles, h, rec_pile, rec_card, rtop, rbase)
+        return _undo_deal(h, sp)
+    return _undo(a, piles, h, sp, rec_pile, rec_card, rtop, rbase)
 
 
 @nb.njit(cache=True, _nrt=False)
@@ -814,45 +868,44 @@ def _search(stock, nstock, smax, piles, h, start_score, strength, suit, native, 
                 break
             k -= 1
             score -= rtop - rbase[k]
-            if relabel:
-                sp = _undo_class(path[k], asnaps[k], snaps[k], piles, h, sp, rec_pile, rec_card, rtop, rbase[k])
-            else:
-                sp = _undo(path[k], piles, h, sp, rec_pile, rec_card, rtop, rbase[k])
+            sp = _unstep(path[k], asnaps[k], snaps[k], piles, h, sp, rec_pile, rec_card, rtop, rbase[k], relabel)
             rtop = rbase[k]
             continue
         a = acts[k, idx[k]]
         idx[k] += 1
         is_lone = (a & 3) == KIND_MOVE and h[(a >> 2) & 3] == 1
         rbase[k] = rtop
-        if relabel:
-            sp, rtop, asnaps[k], snaps[k] = _apply_class(a, piles, h, stock, sp, nstock, strength, suit, fill,
-                                                         optional, rec_pile, rec_card, rtop)
-        else:
-            sp, rtop = _apply(a, piles, h, stock, sp, strength, suit, optional, rec_pile, rec_card, rtop)
+        sp, rtop, asnaps[k], snaps[k] = _step(a, piles, h, stock, sp, nstock, strength, suit, fill, optional,
+                                              rec_pile, rec_card, rtop, relabel)
         score += rtop - rbase[k]
         path[k] = a
         lone[k] = is_lone
-        # the table mask of the child: the parent's, plus a deal's cards, minus the discards
-        mask = keys1[k] & MASK52
-        if (a & 3) == KIND_DEAL:
-            for i in range(sp - 4, sp):
-                mask |= np.uint64(1) << np.uint64(stock[i])
-        for i in range(rbase[k], rtop):
-            mask &= ~(np.uint64(1) << np.uint64(rec_card[i]))
-        n1, n2 = _key_of(mask, piles, h, sp, nstock, native)
+        # a leaf (the stock is out and no pile is empty: no action is left) is scored
+        # without a key or a table entry: meeting it again costs no more than that
+        full = h[0] > 0 and h[1] > 0 and h[2] > 0 and h[3] > 0 and not optional
+        leaf = full and sp == nstock
         skip = False
-        if is_lone:
-            # cycle guard: never step back onto a position of the current run of lone moves
-            j = k
-            while True:
-                if keys1[j] == n1 and keys2[j] == n2:
-                    skip = True
-                    break
-                if j == 0 or not lone[j - 1]:
-                    break
-                j -= 1
-        if not skip:
-            skip = _tt_seen_or_add(tt, n1, n2, epoch, sp, tt_mask)
+        if not leaf:
+            # the table mask of the child: the parent's, plus a deal's cards, minus the discards
+            mask = keys1[k] & MASK52
+            if (a & 3) == KIND_DEAL:
+                for i in range(sp - 4, sp):
+                    mask |= np.uint64(1) << np.uint64(stock[i])
+            for i in range(rbase[k], rtop):
+                mask &= ~(np.uint64(1) << np.uint64(rec_card[i]))
+            n1, n2 = _key_of(mask, piles, h, sp, nstock, native)
+            if is_lone:
+                # cycle guard: never step back onto a position of the current run of lone moves
+                j = k
+                while True:
+                    if keys1[j] == n1 and keys2[j] == n2:
+                        skip = True
+                        break
+                    if j == 0 or not lone[j - 1]:
+                        break
+                    j -= 1
+            if not skip:
+                skip = _tt_seen_or_add(tt, n1, n2, epoch, sp, tt_mask)
         if not skip:
             if node_limit > 0 and nodes >= node_limit:
                 status = STATUS_GAVE_UP
@@ -868,20 +921,24 @@ def _search(stock, nstock, smax, piles, h, start_score, strength, suit, native, 
                     best_line[i] = path[i]
                 if best >= WIN_SCORE:
                     break
-            if best < BOUND_FROM or _upper_bound(piles, h, sp, smax, strength, suit, fill, n1 & MASK52, top_mask) > best:
+            if not leaf and (fill != 1 or best < BOUND_FROM
+                             or _upper_bound(piles, h, sp, smax, strength, suit, fill, n1 & MASK52, top_mask) > best):
                 k += 1
                 keys1[k] = n1
                 keys2[k] = n2
-                nacts[k] = _gen_actions(piles, h, sp, nstock, strength, suit, fill, optional, sensible,
-                                        leftmost, must_fill, acts[k], False, relabel)
+                if full:
+                    # no pile is empty, so no move: dealing is the only action (a call to
+                    # _gen_actions costs as much as the rest of such a node)
+                    acts[k, 0] = KIND_DEAL
+                    nacts[k] = 1
+                else:
+                    nacts[k] = _gen_actions(piles, h, sp, nstock, strength, suit, fill, optional, sensible,
+                                            leftmost, must_fill, acts[k], False, relabel)
                 idx[k] = 0
                 continue
-        # the child was seen before or cannot beat the best: undo it
+        # the child was seen before, is a leaf or cannot beat the best: undo it
         score -= rtop - rbase[k]
-        if relabel:
-            sp = _undo_class(a, asnaps[k], snaps[k], piles, h, sp, rec_pile, rec_card, rtop, rbase[k])
-        else:
-            sp = _undo(a, piles, h, sp, rec_pile, rec_card, rtop, rbase[k])
+        sp = _unstep(a, asnaps[k], snaps[k], piles, h, sp, rec_pile, rec_card, rtop, rbase[k], relabel)
         rtop = rbase[k]
     return best, best_len, nodes, status
 

@@ -287,9 +287,9 @@ def _discards_after(view: State, move: Action, strength: tuple[int, ...]) -> int
     """The number of discards a legal move sets off at once: ``_after(view, move, rules).score - view.score``.
 
     Worked out on a copy of the pile list with the same two steps as
-    ``game.apply_legal`` (``move_card``, then ``forced_discards``), without
-    building a State; the view is already resolved, so every discard counted
-    follows from the move.
+    ``game.apply_legal`` under forced discards (``move_card``, then
+    ``forced_discards``), without building a State: the score ``apply_legal``
+    returns is the old one plus exactly the cards ``forced_discards`` lists.
     """
     piles = list(view.piles)
     move_card(piles, move)

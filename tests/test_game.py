@@ -243,9 +243,38 @@ def test_discard_closure_is_order_independent(seed, variant):
     _, states = random_game(deck, variant + "+optional", rng)
     # Any position reached under optional discards, closed under forced discards
     # in each of the 24 pile orders, gives one and the same state.
+    # The default (a round at a time, game.forced_discards) gives that state too.
     for s in states[:: max(1, len(states) // 5)]:
-        results = {resolve_discards(s, rules, order) for order in all_discard_orders()}
+        results = {resolve_discards(s, rules, order) for order in [None, *all_discard_orders()]}
         assert len(results) == 1
+
+
+def literal_apply(state, action, rules):
+    """RULES.md read literally: make the action on lists, then discard one card at a time."""
+    piles = [list(p) for p in state.piles]
+    stock = list(state.stock)
+    discarded = set(state.discarded)
+    if action.kind == "d":
+        for pile in piles:
+            pile.append(stock.pop(0))
+    elif action.kind == "m":
+        card = piles[action.src].pop(len(piles[action.src]) - 1 - action.depth)
+        piles[action.dst].append(card)
+    else:
+        discarded.add(piles[action.src].pop())
+    moved = State(tuple(tuple(p) for p in piles), tuple(stock), frozenset(discarded))
+    return resolve_discards(moved, rules, order=(0, 1, 2, 3))
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 2**32), st.sampled_from(VARIANTS))
+def test_apply_equals_the_literal_rule(seed, variant):
+    rng = np.random.default_rng(seed)
+    rules = rules_by_name(variant)
+    _, states = random_game(rng.permutation(52).astype(np.uint8), variant, rng)
+    for s in states:
+        for a in legal_actions(s, rules):
+            assert apply(s, a, rules) == literal_apply(s, a, rules), (format_position(s), str(a))
 
 
 @settings(max_examples=40, deadline=None)

@@ -9,17 +9,32 @@ from hypothesis import strategies as st
 
 from engine_rs_free.batch import _uniform_choice
 from engine_rs_free.deals import deal_batch
-from engine_rs_free.game import DEAL, Action, legal_actions, parse_position, replay, resolve_discards
+from engine_rs_free import policies
+from engine_rs_free.game import (
+    DEAL,
+    Action,
+    State,
+    apply,
+    legal_actions,
+    legal_moves,
+    new_game,
+    parse_position,
+    replay,
+    resolve_discards,
+    strength_tuple,
+)
 from engine_rs_free.policies import (
     MAX_ACTIONS,
     POLICY_NAMES,
     UnknownPolicyError,
+    _after,
+    _discards_after,
     decide,
     parse_policy,
     play_scalar,
     uniform_choice,
 )
-from engine_rs_free.rules import STANDARD
+from engine_rs_free.rules import STANDARD, rules_by_name
 from engine_rs_free.runner import canonical_player
 
 STOCK = "2H 3H 4H 5H"  # four cards left: dealing is possible
@@ -241,6 +256,39 @@ def test_random_under_must_fill_stops_at_max_actions():
                for i, d in enumerate(DECKS[:40])]
     assert max(lengths) == MAX_ACTIONS  # some game shuffles lone cards about until the cap
     assert min(lengths) < MAX_ACTIONS
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(0, 2**32), st.sampled_from(["standard", "strict", "easy", "reverse", "standard+optional",
+                                               "easy+optional"]))
+def test_discards_after_a_move_counted_without_states(seed, variant):
+    # policies._discards_after (pile lists) against the State it stands for (policies._after).
+    rules = rules_by_name(variant)
+    strength = strength_tuple(rules)
+    rng = np.random.default_rng(seed)
+    state = new_game(rng.permutation(52).astype(np.uint8), rules)
+    checked = 0
+    while True:
+        legal = legal_actions(state, rules)
+        if not legal:
+            break
+        view = State(state.piles, (), state.discarded)
+        for m in legal_moves(view, rules):
+            assert _discards_after(view, m, strength) == _after(view, m, rules).score - view.score
+            checked += 1
+        state = apply(state, legal[int(rng.integers(len(legal)))], rules)
+        if not state.stock and rng.random() < 0.2:
+            break
+    assert checked > 0 or not any(not p for p in state.piles)
+
+
+def test_play_scalar_refuses_an_illegal_choice(monkeypatch):
+    def cheat(view, stock_left, moves, ctx):
+        return Action.from_text("0>0")  # a card onto its own pile: never legal
+
+    monkeypatch.setitem(policies._DETERMINISTIC, "greedy", cheat)
+    with pytest.raises(RuntimeError, match="not legal here"):
+        play_scalar(DECKS[0], "standard", "greedy", seed=0, index=0)
 
 
 def test_scalar_policies_never_read_the_stock_order():

@@ -558,16 +558,13 @@ def _undo_deal(h, sp):
     return sp - 4
 
 
-@nb.njit(cache=True, _nrt=False)
-def _apply(a, piles, h, stock, sp, strength, suit, optional, rec_pile, rec_card, rtop):
-    """Apply action code ``a`` (and forced discards). Returns (new sp, new undo-stack top)."""
+@nb.njit(cache=True, inline="always", _nrt=False)
+def _apply_inline(a, piles, h, stock, sp, strength, suit, optional, rec_pile, rec_card, rtop):
+    """``_apply``, inlined where it is called (the search's steps)."""
     kind = a & 3
     if kind == KIND_DEAL:
-        for p in range(4):
-            piles[p, h[p]] = stock[sp + p]
-            h[p] += 1
-        sp += 4
-    elif kind == KIND_MOVE:
+        return _deal(piles, h, stock, sp, strength, suit, optional, rec_pile, rec_card, rtop)
+    if kind == KIND_MOVE:
         src = (a >> 2) & 3
         dst = (a >> 4) & 3
         depth = (a >> 6) & 63
@@ -590,6 +587,12 @@ def _apply(a, piles, h, stock, sp, strength, suit, optional, rec_pile, rec_card,
     return sp, rtop
 
 
+@nb.njit(cache=True, _nrt=False)
+def _apply(a, piles, h, stock, sp, strength, suit, optional, rec_pile, rec_card, rtop):
+    """Apply action code ``a`` (and forced discards). Returns (new sp, new undo-stack top)."""
+    return _apply_inline(a, piles, h, stock, sp, strength, suit, optional, rec_pile, rec_card, rtop)
+
+
 @nb.njit(cache=True, inline="always", _nrt=False)
 def _undo_discards(piles, h, rec_pile, rec_card, rtop, rbase):
     """Put back the discards of undo-stack entries rbase..rtop-1, last first."""
@@ -600,15 +603,13 @@ def _undo_discards(piles, h, rec_pile, rec_card, rtop, rbase):
         h[p] += 1
 
 
-@nb.njit(cache=True, _nrt=False)
-def _undo(a, piles, h, sp, rec_pile, rec_card, rtop, rbase):
-    """Undo action ``a`` whose discards are undo-stack entries rbase..rtop-1. Returns the old sp."""
+@nb.njit(cache=True, inline="always", _nrt=False)
+def _undo_inline(a, piles, h, sp, rec_pile, rec_card, rtop, rbase):
+    """``_undo``, inlined where it is called (the search's steps)."""
     _undo_discards(piles, h, rec_pile, rec_card, rtop, rbase)
     kind = a & 3
     if kind == KIND_DEAL:
-        for p in range(4):
-            h[p] -= 1
-        sp -= 4
+        sp = _undo_deal(h, sp)
     elif kind == KIND_MOVE:
         src = (a >> 2) & 3
         dst = (a >> 4) & 3
@@ -621,6 +622,12 @@ def _undo(a, piles, h, sp, rec_pile, rec_card, rtop, rbase):
         piles[src, pos] = card
         h[src] += 1
     return sp
+
+
+@nb.njit(cache=True, _nrt=False)
+def _undo(a, piles, h, sp, rec_pile, rec_card, rtop, rbase):
+    """Undo action ``a`` whose discards are undo-stack entries rbase..rtop-1. Returns the old sp."""
+    return _undo_inline(a, piles, h, sp, rec_pile, rec_card, rtop, rbase)
 
 
 @nb.njit(cache=True, inline="always", _nrt=False)
@@ -646,8 +653,8 @@ def _apply_class(a, piles, h, stock, sp, nstock, strength, suit, fill, optional,
                 ne += 1
         place = sp < nstock and ne == 1
         free = _free_mask(piles, h, strength, fill) if place else 0
-        sp, rtop = _apply(a & (PLACE_UNIT - 1), piles, h, stock, sp, strength, suit, True, rec_pile, rec_card,
-                          rtop)
+        sp, rtop = _apply_inline(a & (PLACE_UNIT - 1), piles, h, stock, sp, strength, suit, True, rec_pile,
+                                 rec_card, rtop)
         if place:
             asnap = _arrange(piles, h, free, a // PLACE_UNIT)
         if not optional:
@@ -674,22 +681,19 @@ def _undo_class(a, asnap, csnap, piles, h, sp, rec_pile, rec_card, rtop, rbase):
     elif kind == KIND_MOVE:
         if asnap != _NO_SNAP:
             _restore(piles, h, asnap)
-        sp = _undo(a & (PLACE_UNIT - 1), piles, h, sp, rec_pile, rec_card, rbase, rbase)
+        sp = _undo_inline(a & (PLACE_UNIT - 1), piles, h, sp, rec_pile, rec_card, rbase, rbase)
     return sp
 
 
 @nb.njit(cache=True, inline="always", _nrt=False)
 def _step(a, piles, h, stock, sp, nstock, strength, suit, fill, optional, rec_pile, rec_card, rtop, relabel):
-    """The search's apply: ``_apply_class`` in the class search, else ``_apply``, with a deal
-    worked out in place (a call with this many array arguments costs as much as a deal).
+    """The search's apply: ``_apply_class`` in the class search, else ``_apply``, worked out in
+    place (a call with this many array arguments costs as much as a deal).
     Returns (sp, rtop, placement snap, relabel snap)."""
     if relabel:
         return _apply_class(a, piles, h, stock, sp, nstock, strength, suit, fill, optional, rec_pile, rec_card,
                             rtop)
-    if a == KIND_DEAL:
-        sp, rtop = _deal(piles, h, stock, sp, strength, suit, optional, rec_pile, rec_card, rtop)
-    else:
-        sp, rtop = _apply(a, piles, h, stock, sp, strength, suit, optional, rec_pile, rec_card, rtop)
+    sp, rtop = _apply_inline(a, piles, h, stock, sp, strength, suit, optional, rec_pile, rec_card, rtop)
     return sp, rtop, _NO_SNAP, _NO_SNAP
 
 
@@ -698,10 +702,7 @@ def _unstep(a, asnap, csnap, piles, h, sp, rec_pile, rec_card, rtop, rbase, rela
     """Undo ``_step``; returns the old sp."""
     if relabel:
         return _undo_class(a, asnap, csnap, piles, h, sp, rec_pile, rec_card, rtop, rbase)
-    if a == KIND_DEAL:
-        _undo_discards(piles, h, rec_pile, rec_card, rtop, rbase)
-        return _undo_deal(h, sp)
-    return _undo(a, piles, h, sp, rec_pile, rec_card, rtop, rbase)
+    return _undo_inline(a, piles, h, sp, rec_pile, rec_card, rtop, rbase)
 
 
 @nb.njit(cache=True, _nrt=False)

@@ -963,7 +963,7 @@ def _search(stock, nstock, smax, piles, h, start_score, strength, suit, native, 
     return best, best_len, nodes, status
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, _nrt=False)
 def _stock_max(stock, nstock, strength, suit, smax):
     """Fill ``smax[:nstock+1, 4, 4]``: ``smax[sp, p, t]`` is the highest strength of suit t among
     the cards of ``stock[sp:]`` that a deal puts on another pile than p (-1 if none)."""
@@ -979,7 +979,7 @@ def _stock_max(stock, nstock, strength, suit, smax):
                 smax[sp, p, suit[c]] = strength[c]
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, _nrt=False)
 def _line_stats(piles, h, stock, nstock, strength, suit, fill, optional, sensible, leftmost, must_fill,
                 line, nline, scratch, rec_pile, rec_card):
     """Replay ``line`` from (piles, h): (move actions, decision points, score gained).
@@ -1008,7 +1008,7 @@ def _line_stats(piles, h, stock, nstock, strength, suit, fill, optional, sensibl
     return moves, decisions, rtop
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, _nrt=False)
 def _lone_path(start, goal, leftmost, aces_only, strength, out, bfs):
     """Shortest run of lone moves turning slot pattern ``start`` into ``goal``; returns its length.
 
@@ -1084,13 +1084,13 @@ def _lone_path(start, goal, leftmost, aces_only, strength, out, bfs):
     return n
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, _nrt=False)
 def _slot_pattern(piles, h, out):
     for p in range(4):
         out[p] = -1 if h[p] == 0 else (piles[p, 0] if h[p] == 1 else -2)
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, _nrt=False)
 def _expand_line(piles, h, stock, nstock, strength, suit, fill, optional, line, nline, out, rec_pile, rec_card,
                  small, bfs):
     """Turn a line of the class search into game actions; returns its length (-1 if a relabelling fails).
@@ -1174,7 +1174,7 @@ def _expand_line(piles, h, stock, nstock, strength, suit, fill, optional, line, 
     return n
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, _nrt=False)
 def _shorten_line(piles, h, stock, strength, suit, fill, optional, leftmost, line, nline, rec_pile, rec_card,
                   out, small, bfs):
     """Replace every run of lone moves in ``line`` by a shortest run to the same position; new length.

@@ -20,6 +20,9 @@ How the search works (all in Numba, no Python per node):
   position below it was already scored (or cut off by a bound that the best
   score has only grown past since). So the table needs no values, only
   "seen", and a cycle is harmless: a position is marked when first entered.
+  A position with no empty pile (its only child is a deal) is looked up only
+  at every other stock position: a probe is a cache miss, and a position met
+  again is then caught one deal later.
 - **Exact key, pile order kept.** Cards reach a non-empty pile only by a deal,
   so a pile is always an optional *foreign* bottom card (one that was moved
   there) followed by cards dealt to that pile, in deal order. The position is
@@ -921,7 +924,10 @@ def _search(stock, nstock, smax, piles, h, start_score, strength, suit, native, 
                     if j == 0 or not lone[j - 1]:
                         break
                     j -= 1
-            if not skip:
+            # A table probe is the costliest part of a node (a cache miss). A position with no
+            # empty pile has one child, a deal, so every other one of them (by stock position)
+            # skips the table: a position met again is then caught one deal later, at its child.
+            if not skip and not (full and (sp & 4) != 0):
                 skip = _tt_seen_or_add(tt, n1, n2, epoch, sp, tt_mask)
         if not skip:
             if node_limit > 0 and nodes >= node_limit:

@@ -121,6 +121,15 @@ def _top(work, height, s, i):
 
 
 @nb.njit(cache=True, inline="always", _nrt=False)
+def _beaten_tops(beats, t0, t1, t2, t3):
+    """For each of the four top cards t0..t3 (EMPTY for an empty pile), 1 when another top beats it."""
+    return (beats[t1, t0] | beats[t2, t0] | beats[t3, t0],
+            beats[t0, t1] | beats[t2, t1] | beats[t3, t1],
+            beats[t0, t2] | beats[t1, t2] | beats[t3, t2],
+            beats[t0, t3] | beats[t1, t3] | beats[t2, t3])
+
+
+@nb.njit(cache=True, inline="always", _nrt=False)
 def _resolve_tops(work, height, s, beats, t0, t1, t2, t3):
     """Forced discards in position s whose top cards are t0..t3 (EMPTY for an empty pile).
 
@@ -131,10 +140,7 @@ def _resolve_tops(work, height, s, beats, t0, t1, t2, t3):
     """
     n = 0
     while True:
-        d0 = beats[t1, t0] | beats[t2, t0] | beats[t3, t0]
-        d1 = beats[t0, t1] | beats[t2, t1] | beats[t3, t1]
-        d2 = beats[t0, t2] | beats[t1, t2] | beats[t3, t2]
-        d3 = beats[t0, t3] | beats[t1, t3] | beats[t2, t3]
+        d0, d1, d2, d3 = _beaten_tops(beats, t0, t1, t2, t3)
         if (d0 | d1 | d2 | d3) == 0:
             return n, t0, t1, t2, t3
         if d0:
@@ -641,10 +647,7 @@ def _play_nomove_games(decks, fill, sensible, is_ace, beats, want_lines, out_sco
             h3 += 1
             piles[3, h3] = t3
             while True:
-                d0 = beats[t1, t0] | beats[t2, t0] | beats[t3, t0]
-                d1 = beats[t0, t1] | beats[t2, t1] | beats[t3, t1]
-                d2 = beats[t0, t2] | beats[t1, t2] | beats[t3, t2]
-                d3 = beats[t0, t3] | beats[t1, t3] | beats[t2, t3]
+                d0, d1, d2, d3 = _beaten_tops(beats, t0, t1, t2, t3)
                 if (d0 | d1 | d2 | d3) == 0:
                     break
                 h0 -= d0

@@ -873,8 +873,13 @@ def _search(stock, nstock, smax, piles, h, start_score, strength, suit, native, 
     _tt_seen_or_add(tt, k1, k2, epoch, sp, tt_mask)
     if best >= WIN_SCORE:
         return best, 0, nodes, status
-    if _upper_bound(piles, h, sp, smax, strength, suit, fill, k1 & MASK52, top_mask) <= best:
-        return best, 0, nodes, status
+    # the stock table of the strict bound is worked out when the bound is first needed
+    smax_ready = False
+    if fill == 1 and best >= BOUND_FROM:
+        _stock_max(stock, nstock, strength, suit, smax)
+        smax_ready = True
+        if _upper_bound(piles, h, sp, smax, strength, suit, fill, k1 & MASK52, top_mask) <= best:
+            return best, 0, nodes, status
     keys1[0] = k1
     keys2[0] = k2
     nacts[0] = _gen_actions(piles, h, sp, nstock, strength, suit, fill, optional, sensible, leftmost,
@@ -946,8 +951,13 @@ def _search(stock, nstock, smax, piles, h, start_score, strength, suit, native, 
                     break
             # the bound (strict only) is checked where there is a choice: dead cards stay dead,
             # so a cut missed at a position with one action is made at the next choice
-            if not leaf and (fill != 1 or best < BOUND_FROM or full
-                             or _upper_bound(piles, h, sp, smax, strength, suit, fill, n1 & MASK52, top_mask) > best):
+            go = not leaf
+            if go and fill == 1 and best >= BOUND_FROM and not full:
+                if not smax_ready:
+                    _stock_max(stock, nstock, strength, suit, smax)
+                    smax_ready = True
+                go = _upper_bound(piles, h, sp, smax, strength, suit, fill, n1 & MASK52, top_mask) > best
+            if go:
                 k += 1
                 keys1[k] = n1
                 keys2[k] = n2
@@ -985,26 +995,36 @@ def _stock_max(stock, nstock, strength, suit, smax):
                 smax[sp, p, suit[c]] = strength[c]
 
 
+@nb.njit(cache=True, inline="always", _nrt=False)
+def _is_decision(piles, h, sp, nstock, strength, suit, fill, optional, sensible, leftmost, must_fill, scratch,
+                 last):
+    """1 when a point of a line is a decision point (as in policies.py), else 0.
+
+    A decision point is one where the player had more than one choice: the
+    legal actions plus, once the stock is empty, stopping. ``last``: the end
+    of the line, which counts only when the player stopped by choice.
+    """
+    if h[0] > 0 and h[1] > 0 and h[2] > 0 and h[3] > 0 and not optional:
+        n = 1 if sp < nstock else 0  # no empty pile, no optional discard: dealing is the only action
+    else:
+        n = _gen_actions(piles, h, sp, nstock, strength, suit, fill, optional, sensible, leftmost, must_fill,
+                         scratch, True, False)
+    if sp == nstock:
+        n += 1  # stopping is a choice once the stock is empty
+    return 1 if n > 1 and (not last or sp == nstock) else 0
+
+
 @nb.njit(cache=True, _nrt=False)
 def _line_stats(piles, h, stock, nstock, strength, suit, fill, optional, sensible, leftmost, must_fill,
                 line, nline, scratch, rec_pile, rec_card):
-    """Replay ``line`` from (piles, h): (move actions, decision points, score gained).
-
-    Decision points count as in policies.py: every point of the line where the
-    player had more than one choice, the legal actions plus, once the stock is
-    empty, stopping (so the final point counts when the player stopped by choice).
-    """
+    """Replay ``line`` from (piles, h): (move actions, decision points (``_is_decision``), score gained)."""
     sp = 0
     rtop = 0
     moves = 0
     decisions = 0
     for i in range(nline + 1):
-        n = _gen_actions(piles, h, sp, nstock, strength, suit, fill, optional, sensible, leftmost, must_fill,
-                         scratch, True, False)
-        if sp == nstock:
-            n += 1  # stopping is a choice once the stock is empty
-        if n > 1 and (i < nline or sp == nstock):
-            decisions += 1
+        decisions += _is_decision(piles, h, sp, nstock, strength, suit, fill, optional, sensible, leftmost,
+                                  must_fill, scratch, i == nline)
         if i == nline:
             break
         a = line[i]
@@ -1097,15 +1117,17 @@ def _slot_pattern(piles, h, out):
 
 
 @nb.njit(cache=True, _nrt=False)
-def _expand_line(piles, h, stock, nstock, strength, suit, fill, optional, line, nline, out, rec_pile, rec_card,
-                 small, bfs):
-    """Turn a line of the class search into game actions; returns its length (-1 if a relabelling fails).
+def _expand_line(piles, h, stock, nstock, strength, suit, fill, optional, sensible, leftmost, must_fill, line, nline,
+                 out, rec_pile, rec_card, small, bfs, scratch):
+    """Turn a line of the class search into game actions: (length, lone moves added, moves, decisions).
 
     The class search keeps every position in its canonical arrangement and
     deals with a placement number; here each relabelling (the canonical one
     after every action, a deal's placement before it) becomes a shortest run of
     lone moves, replayed from the true position (piles, h), which is left at
-    the end of the line.
+    the end of the line. The length is -1 if a relabelling fails. When no
+    lone move was added, (moves, decisions) are the line's ``_line_stats``
+    (the replay visits every point of the line); else they are undefined.
     """
     start = small[0, :4]
     goal = small[1, :4]
@@ -1113,6 +1135,9 @@ def _expand_line(piles, h, stock, nstock, strength, suit, fill, optional, line, 
     sp = 0
     rtop = 0
     n = 0
+    nlone = 0
+    moves = 0
+    decisions = 0
     for i in range(-1, nline):
         if i >= 0:
             a = line[i]
@@ -1127,10 +1152,11 @@ def _expand_line(piles, h, stock, nstock, strength, suit, fill, optional, line, 
                 _slot_pattern(piles, h, goal)
                 m = _lone_path(start, goal, False, fill == 1, strength, tmp, bfs)
                 if m < 0:
-                    return -1
+                    return -1, nlone, moves, decisions
                 for j in range(m):
                     out[n] = tmp[j]
                     n += 1
+                nlone += m
                 a = KIND_DEAL
             elif (a & 3) == KIND_MOVE and sp < nstock and ne == 1:
                 # a move that fills the last empty pile, with its placement: first the
@@ -1154,16 +1180,23 @@ def _expand_line(piles, h, stock, nstock, strength, suit, fill, optional, line, 
                 goal[src] = start[src]
                 m = _lone_path(start, goal, False, fill == 1, strength, tmp, bfs)
                 if m < 0:
-                    return -1
+                    return -1, nlone, moves, decisions
                 for j in range(m):
                     sp, rtop = _apply(tmp[j], piles, h, stock, sp, strength, suit, optional, rec_pile, rec_card,
                                       rtop)
                     out[n] = tmp[j]
                     n += 1
+                nlone += m
                 a = KIND_MOVE + 4 * src + 16 * dst + 64 * depth
-            sp, rtop = _apply(a, piles, h, stock, sp, strength, suit, optional, rec_pile, rec_card, rtop)
+            if nlone == 0:
+                decisions += _is_decision(piles, h, sp, nstock, strength, suit, fill, optional, sensible, leftmost,
+                                          must_fill, scratch, False)
+                moves += (a & 3) == KIND_MOVE
+            sp, rtop = _apply_inline(a, piles, h, stock, sp, strength, suit, optional, rec_pile, rec_card, rtop)
             out[n] = a
             n += 1
+        if h[0] > 0 and h[1] > 0 and h[2] > 0 and h[3] > 0:
+            continue  # no pile is empty: the position is its own class
         _slot_pattern(piles, h, start)
         snap = _canonicalize(piles, h, strength, fill)
         if snap != _NO_SNAP:
@@ -1171,13 +1204,17 @@ def _expand_line(piles, h, stock, nstock, strength, suit, fill, optional, line, 
             _restore(piles, h, snap)
             m = _lone_path(start, goal, False, fill == 1, strength, tmp, bfs)
             if m < 0:
-                return -1
+                return -1, nlone, moves, decisions
             for j in range(m):
                 a = tmp[j]
                 sp, rtop = _apply(a, piles, h, stock, sp, strength, suit, optional, rec_pile, rec_card, rtop)
                 out[n] = a
                 n += 1
-    return n
+            nlone += m
+    if nlone == 0:
+        decisions += _is_decision(piles, h, sp, nstock, strength, suit, fill, optional, sensible, leftmost,
+                                  must_fill, scratch, True)
+    return n, nlone, moves, decisions
 
 
 @nb.njit(cache=True, _nrt=False)
@@ -1327,7 +1364,6 @@ def _solve_many(init_piles, init_h, stocks, nstocks, start_scores, natives, reso
         _set_position(piles0, h0, piles, h)  # the start: the search, the line repairs and the stats replay from it
         stock = stocks[n]
         ns = nstocks[n]
-        _stock_max(stock, ns, strength, suit, smax)
         best, blen, nodes, status = _search(
             stock, ns, smax, piles, h, start, strength, suit, natives[n], fill, optional, sensible,
             leftmost, must_fill, node_limit, tt, tt_mask, np.uint32(first_epoch + n),
@@ -1337,20 +1373,29 @@ def _solve_many(init_piles, init_h, stocks, nstocks, start_scores, natives, reso
         out_nodes[n] = nodes
         out_status[n] = status
         _set_position(piles, h, piles0, h0)
+        # a line without lone moves (sensible; or a class search that added none) needs no shortening
+        # (the expansion also counts the line's moves and decisions when it adds no lone move)
+        shorten = not sensible
+        stats = True
         if relabel:
-            blen = _expand_line(piles, h, stock, ns, strength, suit, fill, optional, best_line, blen, expanded,
-                                rec_pile, rec_card, small, bfs)
+            blen, nlone, mv, dec = _expand_line(piles, h, stock, ns, strength, suit, fill, optional, sensible,
+                                                leftmost, must_fill, best_line, blen, expanded, rec_pile, rec_card,
+                                                small, bfs, scratch)
+            for i in range(max(blen, 0)):
+                best_line[i] = expanded[i]
+            _set_position(piles, h, piles0, h0)
+            shorten = stats = nlone > 0
             if blen < 0:
                 out_status[n] = STATUS_GAVE_UP  # unreachable: every placement of a class is reachable
                 blen = 0
-            for i in range(blen):
-                best_line[i] = expanded[i]
+                stats = True
+        if shorten:
+            blen = _shorten_line(piles, h, stock, strength, suit, fill, optional, leftmost, best_line, blen,
+                                 rec_pile, rec_card, expanded, small, bfs)
             _set_position(piles, h, piles0, h0)
-        blen = _shorten_line(piles, h, stock, strength, suit, fill, optional, leftmost, best_line, blen,
-                             rec_pile, rec_card, expanded, small, bfs)
-        _set_position(piles, h, piles0, h0)
-        mv, dec, _ = _line_stats(piles, h, stock, ns, strength, suit, fill, optional, sensible, leftmost,
-                                 must_fill, best_line, blen, scratch, rec_pile, rec_card)
+        if stats:
+            mv, dec, _ = _line_stats(piles, h, stock, ns, strength, suit, fill, optional, sensible, leftmost,
+                                     must_fill, best_line, blen, scratch, rec_pile, rec_card)
         out_moves[n] = mv
         out_decisions[n] = dec
         if nl + blen > line_buf.shape[0]:

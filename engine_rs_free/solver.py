@@ -30,28 +30,24 @@ How the search works (all in Numba, no Python per node):
   bottom of each pile)``: a 52-bit mask plus 6 bits of stock position in one
   ``uint64``, and four card bytes in a ``uint32``. The table stores the whole
   key, so a hit is always the same position (no hash collisions).
-- **Classes of relabellings.** Moving a lone card (the only card of its pile)
-  into an empty pile discards nothing; it only changes which pile later cards
-  land on. While a pile is empty, such moves reach every placement of the
-  movable lone cards into the *free slots* (the empty piles and the piles of
-  those lone cards). Unless ``sensible`` or ``leftmost`` restricts lone moves,
-  the search therefore walks over classes: every position is kept in the
-  canonical placement of its class (``_canonicalize``), no lone move is
-  generated, a move of a card that is not alone goes into the first empty pile
-  (the others give the same class), and the placement becomes part of the
-  two actions that fix it: a deal (one child per placement) and a move that
-  fills the last empty pile (one child per placement of the lone cards and the
-  moved card). ``_expand_line`` turns the chosen placements back into lone
-  moves, so the line is a plain game line.
+- **Lone moves last.** Moving a lone card (the only card of its pile) into
+  an empty pile discards nothing; it only changes which pile later cards
+  land on. The search tries such moves after every other action, and the
+  line it returns has each run of them cut to a shortest run to the same
+  position (``_finish_line``). With the stock out pile labels no longer
+  matter: the key is then that of the multiset of piles, and lone moves are
+  not generated. (An earlier version searched over classes of placements of
+  the lone cards instead; with the table as it is now, plain lone moves
+  visit about 5% more positions but run 4-20% faster, and need no line
+  expansion.)
 - **Bounded memory.** The table is a fixed array of 4-way buckets whatever the
   deal (1 MiB by default: it stays in cache); when a bucket is full the entry
   deepest in the deal (most stock dealt, smallest subtree) is replaced. A lost
-  entry only costs time. Under ``sensible``/``leftmost`` cycles come only from
-  lone moves; the search refuses a lone move back into a position on the
-  current run of lone moves, so it terminates even when the table forgets.
-  (The class search has no lone moves; every other action deals, discards, or
-  takes a card off a pile of two or more, which only a deal can refill, so
-  its paths cannot cycle.)
+  entry only costs time. Cycles come only from lone moves (every other action
+  deals, discards, or takes a card off a pile of two or more, which only a
+  deal can refill); the search refuses a lone move back into a position on
+  the current run of lone moves, so it terminates even when the table
+  forgets.
 - **Bound.** A branch is cut when no position below it can beat the best score
   found: a card that can never be discarded is counted out (see
   ``_upper_bound``). Working the bound out costs about as much as the rest of
@@ -65,18 +61,19 @@ How the search works (all in Numba, no Python per node):
   references to the arrays passed on every call cost about half the time.
   A call that passes arrays still costs about as much as a deal (every array
   is passed as a struct of seven words), so the search inlines its per-node
-  steps (``_step``/``_unstep``, a deal with its forced discards, the key and
-  the table) and skips two calls where the answer is known: a position with
-  no empty pile has dealing as its only action, and a leaf (stock out, no
-  pile empty) needs no key and no table entry. The cold compile takes about
-  55 s instead of 35 s (once per machine: the cache is on disk) for 1.5-2x;
-  the helpers called with several integer types have explicit signatures,
-  so each is compiled once.
+  steps (an action with its forced discards and its undo, the key and the
+  table) and skips two calls where the answer is known: a position with no
+  empty pile has dealing as its only action, and a leaf (stock out, no pile
+  empty) needs no key and no table entry. ``_gen_actions``, called with
+  several integer types, has an explicit signature, so it is compiled once.
+- **One replay of the line.** Turning the best line into the result (its
+  lone-move runs shortened, its moves and decision points counted) is one
+  replay (``_finish_line``); a position with no empty pile needs no call to
+  list its actions there either.
 
 Action codes inside the search (``int32``): ``kind + 4*src + 16*dst + 64*depth``
-with kind 0 = deal, 1 = move, 2 = discard; in the class search a deal carries
-its placement number above bit 2 and a last-fill move above bit 12
-(``PLACE_UNIT``); ``line_text`` turns plain codes into the game's action text.
+with kind 0 = deal, 1 = move, 2 = discard; ``line_text`` turns them into the
+game's action text.
 """
 
 from __future__ import annotations
@@ -108,7 +105,6 @@ STATUS_NAMES = ("solved", "gave_up")
 
 KIND_DEAL = 0
 KIND_MOVE = 1
-PLACE_UNIT = 4096  # a move's placement number (class search) sits above bit 12 of its code
 KIND_DISCARD = 2
 
 _SUIT = SUIT.astype(np.int8)
@@ -288,25 +284,13 @@ def _write_moves(piles, h, strength, fill, sensible, leftmost, out, n, which):
     return n
 
 
-_NO_SNAP = np.int64(-1)
-
-# Explicit signatures for the helpers that the search and the line tools call with
-# different integer types: one compiled version each instead of up to six (the
-# inlined forced discards make each version cost seconds of compile time).
+# An explicit signature for _gen_actions, which the search and the line replay call with
+# different integer types: one compiled version instead of several.
 _PILES = nb.types.Array(nb.int8, 2, "C")
 _I8 = nb.types.Array(nb.int8, 1, "C")
 _I32 = nb.types.Array(nb.int32, 1, "C")
 _SIG_GEN_ACTIONS = nb.int64(_PILES, _I32, nb.int64, nb.int64, _I8, _I8, nb.int64, nb.boolean, nb.boolean,
-                            nb.boolean, nb.boolean, _I32, nb.boolean, nb.boolean)
-_SIG_APPLY = nb.types.UniTuple(nb.int64, 2)(nb.int64, _PILES, _I32, _I8, nb.int64, _I8, _I8, nb.boolean, _I32,
-                                            _I32, nb.int64)
-_SIG_UNDO = nb.int64(nb.int64, _PILES, _I32, nb.int64, _I32, _I32, nb.int64, nb.int64)
-
-
-@nb.njit(cache=True, inline="always", _nrt=False)
-def _mobile_lone(piles, h, p, strength, fill):
-    """Pile p holds one card and that card may move (any card; in strict only the top rank)."""
-    return h[p] == 1 and (fill != 1 or strength[piles[p, 0]] == 12)
+                            nb.boolean, nb.boolean, _I32, nb.boolean)
 
 
 @nb.njit(cache=True, inline="always", _nrt=False)
@@ -337,145 +321,6 @@ def _sort4(l0, l1, l2, l3):
     return l0, l1, l2, l3
 
 
-@nb.njit(cache=True, inline="always", _nrt=False)
-def _canonicalize(piles, h, strength, fill):
-    """Relabel the free slots to the canonical arrangement of their class; return the prior slots.
-
-    Free slots are the empty piles and the piles whose only card may move. While
-    one pile is empty, lone moves (which discard nothing) reach every placement
-    of those lone cards into the free slots, so all placements are one *class*
-    with one value. The canonical placement puts the lone cards, in ascending
-    card order, into the lowest-numbered free slots. Returns ``_NO_SNAP`` when
-    no pile is empty (no lone move is possible: the position is its own class),
-    else the packed prior content of every pile (a byte each: 0xFF not a free
-    slot, 0xFE empty, else the card) for ``_restore``.
-    """
-    ne = 0
-    for p in range(4):
-        if h[p] == 0:
-            ne += 1
-    if ne == 0:
-        return _NO_SNAP
-    snap = np.int64(0)
-    l0 = l1 = l2 = l3 = np.int64(255)
-    nl = 0
-    for p in range(4):
-        if h[p] == 0:
-            b = np.int64(0xFE)
-        elif _mobile_lone(piles, h, p, strength, fill):
-            b = np.int64(piles[p, 0])
-            l0, l1, l2, l3 = _set4(l0, l1, l2, l3, nl, b)
-            nl += 1
-        else:
-            b = np.int64(0xFF)
-        snap |= b << np.int64(8 * p)
-    l0, l1, l2, l3 = _sort4(l0, l1, l2, l3)
-    taken = 0
-    for p in range(4):
-        b = (snap >> np.int64(8 * p)) & 0xFF
-        if b == 0xFF:
-            continue
-        if taken < nl:
-            piles[p, 0] = _get4(l0, l1, l2, l3, taken)
-            h[p] = 1
-        else:
-            h[p] = 0
-        taken += 1
-    return snap
-
-
-@nb.njit(cache=True, inline="always", _nrt=False)
-def _restore(piles, h, snap):
-    """Put back the free slots packed by ``_canonicalize``."""
-    for p in range(4):
-        b = (snap >> np.int64(8 * p)) & 0xFF
-        if b == 0xFF:
-            continue
-        if b == 0xFE:
-            h[p] = 0
-        else:
-            h[p] = 1
-            piles[p, 0] = b
-
-
-@nb.njit(cache=True, inline="always", _nrt=False)
-def _class_shape(piles, h, strength, fill):
-    """(free slots, mobile lone cards, empty piles) of a position."""
-    nf = 0
-    nl = 0
-    ne = 0
-    for p in range(4):
-        if h[p] == 0:
-            nf += 1
-            ne += 1
-        elif _mobile_lone(piles, h, p, strength, fill):
-            nf += 1
-            nl += 1
-    return nf, nl, ne
-
-
-@nb.njit(cache=True, inline="always", _nrt=False)
-def _arrangements(nf, nl):
-    """How many placements of nl lone cards into nf free slots (nf! / (nf - nl)!)."""
-    c = 1
-    for i in range(nl):
-        c *= nf - i
-    return c
-
-
-@nb.njit(cache=True, inline="always", _nrt=False)
-def _free_mask(piles, h, strength, fill):
-    """Bit p set when pile p is a free slot (empty, or its only card may move)."""
-    free = 0
-    for p in range(4):
-        if h[p] == 0 or _mobile_lone(piles, h, p, strength, fill):
-            free |= 1 << p
-    return free
-
-
-@nb.njit(cache=True, _nrt=False)
-def _arrange(piles, h, free, idx):
-    """Place the lone cards of the free slots ``free`` (a pile bit mask) by placement number ``idx``.
-
-    The lone cards are taken in pile order; in mixed radix, the i-th goes into
-    the ``(idx // (nf*(nf-1)*...)) % (nf-i)``-th still unused free slot. From
-    the canonical arrangement the order is ascending, so ``idx = 0`` leaves it
-    as it is. Returns the packed prior content of the piles (``_restore``).
-    """
-    l0 = l1 = l2 = l3 = np.int64(255)
-    nl = 0
-    nf = 0
-    snap = np.int64(0)
-    for p in range(4):
-        if (free >> p) & 1:
-            nf += 1
-            if h[p] == 0:
-                b = np.int64(0xFE)
-            else:
-                b = np.int64(piles[p, 0])
-                l0, l1, l2, l3 = _set4(l0, l1, l2, l3, nl, b)
-                nl += 1
-                h[p] = 0
-        else:
-            b = np.int64(0xFF)
-        snap |= b << np.int64(8 * p)
-    r = idx
-    for i in range(nl):
-        m = nf - i
-        j = r % m
-        r //= m
-        c = _get4(l0, l1, l2, l3, i)
-        for p in range(4):
-            if (free >> p) & 1:
-                if j == 0:
-                    piles[p, 0] = c
-                    h[p] = 1
-                    free &= ~(1 << p)
-                    break
-                j -= 1
-    return snap
-
-
 @nb.njit(cache=True, _nrt=False)
 def _write_discards(piles, h, strength, suit, out, n):
     """Append the optional discards ``xN`` (by pile) to ``out[n:]``; return the new count."""
@@ -488,43 +333,15 @@ def _write_discards(piles, h, strength, suit, out, n):
 
 @nb.njit(_SIG_GEN_ACTIONS, cache=True, _nrt=False)
 def _gen_actions(piles, h, sp, nstock, strength, suit, fill, optional, sensible, leftmost, must_fill, out,
-                 contract_order, relabel):
+                 contract_order):
     """Write the legal actions of the position into ``out``; return how many.
 
     ``contract_order``: game.py's order (deal, moves by src/depth/dst, discards).
     Otherwise the search order: discards, moves of a card that is not alone,
     deal, lone moves (a lone move only relabels piles, so it is tried last).
-    ``relabel`` (the search over classes, see ``_canonicalize``): no lone
-    moves; a move of a card that is not alone goes into the first empty pile
-    (the others are the same class); one deal per placement of the lone cards.
     """
     n = 0
     can_deal = sp < nstock
-    if relabel and not contract_order:
-        if optional:
-            n = _write_discards(piles, h, strength, suit, out, n)
-        n0 = n
-        n = _write_moves(piles, h, strength, fill, sensible, True, out, n, 1)
-        if not can_deal:
-            return n
-        nf, nl, ne = _class_shape(piles, h, strength, fill)
-        if ne == 1 and n > n0:
-            # a move that fills the last empty pile fixes the placement of every
-            # lone card: one child per placement of them and the moved card
-            m = n - n0
-            cnt = _arrangements(nf, nf)
-            for j in range(m - 1, -1, -1):
-                a = out[n0 + j]
-                for i in range(cnt):
-                    out[n0 + j * cnt + i] = a + PLACE_UNIT * i
-            n = n0 + m * cnt
-        if must_fill and ne > 0 and (n > n0 or nl > 0):
-            return n
-        cnt = _arrangements(nf, nl) if ne > 0 else 1
-        for i in range(cnt):
-            out[n] = KIND_DEAL + 4 * i
-            n += 1
-        return n
     if contract_order:
         # moves first (to know whether must_fill blocks the deal), then shift them right by one
         nm = _write_moves(piles, h, strength, fill, sensible, leftmost, out, 0, 0)
@@ -578,8 +395,8 @@ def _undo_deal(h, sp):
 
 
 @nb.njit(cache=True, inline="always", _nrt=False)
-def _apply_inline(a, piles, h, stock, sp, strength, suit, optional, rec_pile, rec_card, rtop):
-    """``_apply``, inlined where it is called (the search's steps)."""
+def _apply(a, piles, h, stock, sp, strength, suit, optional, rec_pile, rec_card, rtop):
+    """Apply action code ``a`` (and the forced discards); returns (new sp, new undo-stack top)."""
     kind = a & 3
     if kind == KIND_DEAL:
         return _deal(piles, h, stock, sp, strength, suit, optional, rec_pile, rec_card, rtop)
@@ -606,12 +423,6 @@ def _apply_inline(a, piles, h, stock, sp, strength, suit, optional, rec_pile, re
     return sp, rtop
 
 
-@nb.njit(_SIG_APPLY, cache=True, _nrt=False)
-def _apply(a, piles, h, stock, sp, strength, suit, optional, rec_pile, rec_card, rtop):
-    """Apply action code ``a`` (and forced discards). Returns (new sp, new undo-stack top)."""
-    return _apply_inline(a, piles, h, stock, sp, strength, suit, optional, rec_pile, rec_card, rtop)
-
-
 @nb.njit(cache=True, inline="always", _nrt=False)
 def _undo_discards(piles, h, rec_pile, rec_card, rtop, rbase):
     """Put back the discards of undo-stack entries rbase..rtop-1, last first."""
@@ -623,8 +434,8 @@ def _undo_discards(piles, h, rec_pile, rec_card, rtop, rbase):
 
 
 @nb.njit(cache=True, inline="always", _nrt=False)
-def _undo_inline(a, piles, h, sp, rec_pile, rec_card, rtop, rbase):
-    """``_undo``, inlined where it is called (the search's steps)."""
+def _undo(a, piles, h, sp, rec_pile, rec_card, rtop, rbase):
+    """Undo action ``a`` whose discards are undo-stack entries rbase..rtop-1; returns the old sp."""
     _undo_discards(piles, h, rec_pile, rec_card, rtop, rbase)
     kind = a & 3
     if kind == KIND_DEAL:
@@ -641,87 +452,6 @@ def _undo_inline(a, piles, h, sp, rec_pile, rec_card, rtop, rbase):
         piles[src, pos] = card
         h[src] += 1
     return sp
-
-
-@nb.njit(_SIG_UNDO, cache=True, _nrt=False)
-def _undo(a, piles, h, sp, rec_pile, rec_card, rtop, rbase):
-    """Undo action ``a`` whose discards are undo-stack entries rbase..rtop-1. Returns the old sp."""
-    return _undo_inline(a, piles, h, sp, rec_pile, rec_card, rtop, rbase)
-
-
-@nb.njit(cache=True, inline="always", _nrt=False)
-def _apply_class(a, piles, h, stock, sp, nstock, strength, suit, fill, optional, rec_pile, rec_card, rtop):
-    """Apply an action of the class search (see ``_canonicalize``); (sp, rtop, placement snap, relabel snap).
-
-    A deal first places the lone cards by its placement number; a move that
-    fills the last empty pile (with cards still to deal) is followed by the
-    placement of the lone cards and the moved card, before the forced discards
-    (which do not depend on pile labels). The result is put in its canonical
-    arrangement.
-    """
-    kind = a & 3
-    asnap = _NO_SNAP
-    if kind == KIND_DEAL:
-        if a > 3:
-            asnap = _arrange(piles, h, _free_mask(piles, h, strength, fill), a >> 2)
-        sp, rtop = _deal(piles, h, stock, sp, strength, suit, optional, rec_pile, rec_card, rtop)
-    elif kind == KIND_MOVE:
-        ne = 0
-        for p in range(4):
-            if h[p] == 0:
-                ne += 1
-        place = sp < nstock and ne == 1
-        free = _free_mask(piles, h, strength, fill) if place else 0
-        sp, rtop = _apply_inline(a & (PLACE_UNIT - 1), piles, h, stock, sp, strength, suit, True, rec_pile,
-                                 rec_card, rtop)
-        if place:
-            asnap = _arrange(piles, h, free, a // PLACE_UNIT)
-        if not optional:
-            rtop = _resolve(piles, h, strength, suit, rec_pile, rec_card, rtop)
-    else:
-        sp, rtop = _apply(a, piles, h, stock, sp, strength, suit, optional, rec_pile, rec_card, rtop)
-    csnap = _NO_SNAP
-    if h[0] == 0 or h[1] == 0 or h[2] == 0 or h[3] == 0:
-        csnap = _canonicalize(piles, h, strength, fill)
-    return sp, rtop, asnap, csnap
-
-
-@nb.njit(cache=True, inline="always", _nrt=False)
-def _undo_class(a, asnap, csnap, piles, h, sp, rec_pile, rec_card, rtop, rbase):
-    """Undo ``_apply_class``: the relabelling, the discards, the placement and the action, in reverse."""
-    if csnap != _NO_SNAP:
-        _restore(piles, h, csnap)
-    _undo_discards(piles, h, rec_pile, rec_card, rtop, rbase)
-    kind = a & 3
-    if kind == KIND_DEAL:
-        sp = _undo_deal(h, sp)
-        if asnap != _NO_SNAP:
-            _restore(piles, h, asnap)
-    elif kind == KIND_MOVE:
-        if asnap != _NO_SNAP:
-            _restore(piles, h, asnap)
-        sp = _undo_inline(a & (PLACE_UNIT - 1), piles, h, sp, rec_pile, rec_card, rbase, rbase)
-    return sp
-
-
-@nb.njit(cache=True, inline="always", _nrt=False)
-def _step(a, piles, h, stock, sp, nstock, strength, suit, fill, optional, rec_pile, rec_card, rtop, relabel):
-    """The search's apply: ``_apply_class`` in the class search, else ``_apply``, worked out in
-    place (a call with this many array arguments costs as much as a deal).
-    Returns (sp, rtop, placement snap, relabel snap)."""
-    if relabel:
-        return _apply_class(a, piles, h, stock, sp, nstock, strength, suit, fill, optional, rec_pile, rec_card,
-                            rtop)
-    sp, rtop = _apply_inline(a, piles, h, stock, sp, strength, suit, optional, rec_pile, rec_card, rtop)
-    return sp, rtop, _NO_SNAP, _NO_SNAP
-
-
-@nb.njit(cache=True, inline="always", _nrt=False)
-def _unstep(a, asnap, csnap, piles, h, sp, rec_pile, rec_card, rtop, rbase, relabel):
-    """Undo ``_step``; returns the old sp."""
-    if relabel:
-        return _undo_class(a, asnap, csnap, piles, h, sp, rec_pile, rec_card, rtop, rbase)
-    return _undo_inline(a, piles, h, sp, rec_pile, rec_card, rtop, rbase)
 
 
 @nb.njit(cache=True, _nrt=False)
@@ -852,8 +582,7 @@ def _upper_bound(piles, h, sp, smax, strength, suit, fill, mask, top_mask):
 @nb.njit(cache=True, _nrt=False)
 def _search(stock, nstock, smax, piles, h, start_score, strength, suit, native, fill, optional, sensible,
             leftmost, must_fill, node_limit, tt, tt_mask, epoch,
-            acts, nacts, idx, path, lone, keys1, keys2, rbase, rec_pile, rec_card, best_line, snaps, asnaps, relabel,
-            top_mask):
+            acts, nacts, idx, path, lone, keys1, keys2, rbase, rec_pile, rec_card, best_line, top_mask):
     """Depth-first search from the position (piles, h, stock[0:nstock]); see the module docstring.
 
     Returns (best score, best line length, nodes, status); ``best_line[:length]``
@@ -867,8 +596,6 @@ def _search(stock, nstock, smax, piles, h, start_score, strength, suit, native, 
     best_len = 0
     nodes = 1
     status = STATUS_SOLVED
-    if relabel:
-        _canonicalize(piles, h, strength, fill)
     k1, k2 = _key(piles, h, sp, nstock, native)
     _tt_seen_or_add(tt, k1, k2, epoch, sp, tt_mask)
     if best >= WIN_SCORE:
@@ -883,7 +610,7 @@ def _search(stock, nstock, smax, piles, h, start_score, strength, suit, native, 
     keys1[0] = k1
     keys2[0] = k2
     nacts[0] = _gen_actions(piles, h, sp, nstock, strength, suit, fill, optional, sensible, leftmost,
-                            must_fill, acts[0], False, relabel)
+                            must_fill, acts[0], False)
     idx[0] = 0
     k = 0
     while True:
@@ -893,15 +620,14 @@ def _search(stock, nstock, smax, piles, h, start_score, strength, suit, native, 
                 break
             k -= 1
             score -= rtop - rbase[k]
-            sp = _unstep(path[k], asnaps[k], snaps[k], piles, h, sp, rec_pile, rec_card, rtop, rbase[k], relabel)
+            sp = _undo(path[k], piles, h, sp, rec_pile, rec_card, rtop, rbase[k])
             rtop = rbase[k]
             continue
         a = acts[k, idx[k]]
         idx[k] += 1
         is_lone = (a & 3) == KIND_MOVE and h[(a >> 2) & 3] == 1
         rbase[k] = rtop
-        sp, rtop, asnaps[k], snaps[k] = _step(a, piles, h, stock, sp, nstock, strength, suit, fill, optional,
-                                              rec_pile, rec_card, rtop, relabel)
+        sp, rtop = _apply(a, piles, h, stock, sp, strength, suit, optional, rec_pile, rec_card, rtop)
         score += rtop - rbase[k]
         path[k] = a
         lone[k] = is_lone
@@ -968,7 +694,7 @@ def _search(stock, nstock, smax, piles, h, start_score, strength, suit, native, 
                     nacts[k] = 1
                 else:
                     nacts[k] = _gen_actions(piles, h, sp, nstock, strength, suit, fill, optional, sensible,
-                                            leftmost, must_fill, acts[k], False, relabel)
+                                            leftmost, must_fill, acts[k], False)
                 idx[k] = 0
                 continue
         # the child was seen before, is a leaf or cannot beat the best: enter it with no
@@ -1008,30 +734,10 @@ def _is_decision(piles, h, sp, nstock, strength, suit, fill, optional, sensible,
         n = 1 if sp < nstock else 0  # no empty pile, no optional discard: dealing is the only action
     else:
         n = _gen_actions(piles, h, sp, nstock, strength, suit, fill, optional, sensible, leftmost, must_fill,
-                         scratch, True, False)
+                         scratch, True)
     if sp == nstock:
         n += 1  # stopping is a choice once the stock is empty
     return 1 if n > 1 and (not last or sp == nstock) else 0
-
-
-@nb.njit(cache=True, _nrt=False)
-def _line_stats(piles, h, stock, nstock, strength, suit, fill, optional, sensible, leftmost, must_fill,
-                line, nline, scratch, rec_pile, rec_card):
-    """Replay ``line`` from (piles, h): (move actions, decision points (``_is_decision``), score gained)."""
-    sp = 0
-    rtop = 0
-    moves = 0
-    decisions = 0
-    for i in range(nline + 1):
-        decisions += _is_decision(piles, h, sp, nstock, strength, suit, fill, optional, sensible, leftmost,
-                                  must_fill, scratch, i == nline)
-        if i == nline:
-            break
-        a = line[i]
-        if (a & 3) == KIND_MOVE:
-            moves += 1
-        sp, rtop = _apply(a, piles, h, stock, sp, strength, suit, optional, rec_pile, rec_card, rtop)
-    return moves, decisions, rtop
 
 
 @nb.njit(cache=True, _nrt=False)
@@ -1110,159 +816,96 @@ def _lone_path(start, goal, leftmost, aces_only, strength, out, bfs):
     return n
 
 
-@nb.njit(cache=True, _nrt=False)
+@nb.njit(cache=True, inline="always", _nrt=False)
 def _slot_pattern(piles, h, out):
+    """Per pile: its lone card (0..51), -1 when empty, -2 when it holds two or more cards."""
     for p in range(4):
         out[p] = -1 if h[p] == 0 else (piles[p, 0] if h[p] == 1 else -2)
 
 
-@nb.njit(cache=True, _nrt=False)
-def _expand_line(piles, h, stock, nstock, strength, suit, fill, optional, sensible, leftmost, must_fill, line, nline,
-                 out, rec_pile, rec_card, small, bfs, scratch):
-    """Turn a line of the class search into game actions: (length, lone moves added, moves, decisions).
+@nb.njit(cache=True, inline="always", _nrt=False)
+def _set_slot_pattern(piles, h, pattern):
+    """Put the lone cards and empty piles of ``pattern`` back (piles of two or more are kept)."""
+    for p in range(4):
+        if pattern[p] == -1:
+            h[p] = 0
+        elif pattern[p] >= 0:
+            h[p] = 1
+            piles[p, 0] = pattern[p]
 
-    The class search keeps every position in its canonical arrangement and
-    deals with a placement number; here each relabelling (the canonical one
-    after every action, a deal's placement before it) becomes a shortest run of
-    lone moves, replayed from the true position (piles, h), which is left at
-    the end of the line. The length is -1 if a relabelling fails. When no
-    lone move was added, (moves, decisions) are the line's ``_line_stats``
-    (the replay visits every point of the line); else they are undefined.
+
+@nb.njit(cache=True, inline="always", _nrt=False)
+def _lone_move(piles, h, a):
+    """Move the lone card of pile ``(a >> 2) & 3`` into the empty pile ``(a >> 4) & 3``.
+
+    A lone move discards nothing: the same cards are on top before and after.
+    """
+    src = (a >> 2) & 3
+    dst = (a >> 4) & 3
+    piles[dst, 0] = piles[src, 0]
+    h[dst] = 1
+    h[src] = 0
+
+
+@nb.njit(cache=True, _nrt=False)
+def _finish_line(piles, h, stock, nstock, strength, suit, fill, optional, sensible, leftmost, must_fill,
+                 line, nline, out, small, bfs, scratch, rec_pile, rec_card):
+    """Replay the best line from (piles, h) and shorten its runs of lone moves: (length, moves, decisions).
+
+    The search may wander through several relabellings (a run of lone moves)
+    before the step that needed one; each run is replaced by a shortest run to
+    the same position (``_lone_path``), so the rest of the line and its score
+    are unchanged. ``line[:length]`` becomes the final line; the same replay
+    counts its move actions and decision points (``_is_decision``).
+    ``piles``/``h`` are left at the end of the line.
     """
     start = small[0, :4]
     goal = small[1, :4]
-    tmp = small[2]
+    path = small[2]
     sp = 0
     rtop = 0
     n = 0
-    nlone = 0
     moves = 0
     decisions = 0
-    for i in range(-1, nline):
-        if i >= 0:
-            a = line[i]
-            ne = 0
-            for p in range(4):
-                if h[p] == 0:
-                    ne += 1
-            if a > 3 and (a & 3) == KIND_DEAL:
-                # the lone moves that make the deal's placement, then the deal
-                _slot_pattern(piles, h, start)
-                _arrange(piles, h, _free_mask(piles, h, strength, fill), a >> 2)
-                _slot_pattern(piles, h, goal)
-                m = _lone_path(start, goal, False, fill == 1, strength, tmp, bfs)
-                if m < 0:
-                    return -1, nlone, moves, decisions
-                for j in range(m):
-                    out[n] = tmp[j]
-                    n += 1
-                nlone += m
-                a = KIND_DEAL
-            elif (a & 3) == KIND_MOVE and sp < nstock and ne == 1:
-                # a move that fills the last empty pile, with its placement: first the
-                # lone moves that leave empty the pile the moved card must end in
-                src = (a >> 2) & 3
-                depth = (a >> 6) & 63
-                card = piles[src, h[src] - 1 - depth]
-                free = _free_mask(piles, h, strength, fill)
-                _slot_pattern(piles, h, start)
-                plain = a & (PLACE_UNIT - 1)
-                _apply(plain, piles, h, stock, sp, strength, suit, True, rec_pile, rec_card, rtop)
-                asnap = _arrange(piles, h, free, a // PLACE_UNIT)
-                _slot_pattern(piles, h, goal)
-                dst = 0
-                for p in range(4):
-                    if h[p] == 1 and piles[p, 0] == card and (free >> p) & 1:
-                        dst = p
-                _restore(piles, h, asnap)
-                _undo(plain, piles, h, sp, rec_pile, rec_card, rtop, rtop)
-                goal[dst] = -1
-                goal[src] = start[src]
-                m = _lone_path(start, goal, False, fill == 1, strength, tmp, bfs)
-                if m < 0:
-                    return -1, nlone, moves, decisions
-                for j in range(m):
-                    sp, rtop = _apply(tmp[j], piles, h, stock, sp, strength, suit, optional, rec_pile, rec_card,
-                                      rtop)
-                    out[n] = tmp[j]
-                    n += 1
-                nlone += m
-                a = KIND_MOVE + 4 * src + 16 * dst + 64 * depth
-            if nlone == 0:
-                decisions += _is_decision(piles, h, sp, nstock, strength, suit, fill, optional, sensible, leftmost,
-                                          must_fill, scratch, False)
-                moves += (a & 3) == KIND_MOVE
-            sp, rtop = _apply_inline(a, piles, h, stock, sp, strength, suit, optional, rec_pile, rec_card, rtop)
-            out[n] = a
-            n += 1
-        if h[0] > 0 and h[1] > 0 and h[2] > 0 and h[3] > 0:
-            continue  # no pile is empty: the position is its own class
-        _slot_pattern(piles, h, start)
-        snap = _canonicalize(piles, h, strength, fill)
-        if snap != _NO_SNAP:
-            _slot_pattern(piles, h, goal)
-            _restore(piles, h, snap)
-            m = _lone_path(start, goal, False, fill == 1, strength, tmp, bfs)
-            if m < 0:
-                return -1, nlone, moves, decisions
-            for j in range(m):
-                a = tmp[j]
-                sp, rtop = _apply(a, piles, h, stock, sp, strength, suit, optional, rec_pile, rec_card, rtop)
-                out[n] = a
-                n += 1
-            nlone += m
-    if nlone == 0:
-        decisions += _is_decision(piles, h, sp, nstock, strength, suit, fill, optional, sensible, leftmost,
-                                  must_fill, scratch, True)
-    return n, nlone, moves, decisions
-
-
-@nb.njit(cache=True, _nrt=False)
-def _shorten_line(piles, h, stock, strength, suit, fill, optional, leftmost, line, nline, rec_pile, rec_card,
-                  out, small, bfs):
-    """Replace every run of lone moves in ``line`` by a shortest run to the same position; new length.
-
-    The search may wander through several relabellings before the step that
-    needed one; the positions after each run are unchanged, so the line still
-    reaches the same score. ``piles``/``h`` are left at the end of the line.
-    """
-    path = small[2]
-    start = small[0, :4]
-    goal = small[1, :4]
-    sp = 0
-    rtop = 0
-    n = 0
     i = 0
     while i < nline:
         a = line[i]
         if (a & 3) == KIND_MOVE and h[(a >> 2) & 3] == 1:
-            for p in range(4):
-                start[p] = -1 if h[p] == 0 else (piles[p, 0] if h[p] == 1 else -2)
+            # a run of lone moves: where it ends, then the shortest run from where it starts
+            _slot_pattern(piles, h, start)
             j = i
             while j < nline and (line[j] & 3) == KIND_MOVE and h[(line[j] >> 2) & 3] == 1:
-                sp, rtop = _apply(line[j], piles, h, stock, sp, strength, suit, optional, rec_pile, rec_card,
-                                  rtop)
+                _lone_move(piles, h, line[j])
                 j += 1
-            for p in range(4):
-                goal[p] = -1 if h[p] == 0 else (piles[p, 0] if h[p] == 1 else -2)
+            _slot_pattern(piles, h, goal)
             m = _lone_path(start, goal, leftmost, fill == 1, strength, path, bfs)
-            if m < 0 or m > j - i:
-                for k in range(i, j):
-                    out[n] = line[k]
-                    n += 1
-            else:
-                for k in range(m):
-                    out[n] = path[k]
-                    n += 1
+            keep = m < 0 or m > j - i
+            if keep:
+                m = j - i
+            _set_slot_pattern(piles, h, start)
+            for t in range(m):
+                b = line[i + t] if keep else path[t]
+                decisions += _is_decision(piles, h, sp, nstock, strength, suit, fill, optional, sensible,
+                                          leftmost, must_fill, scratch, False)
+                moves += 1
+                _lone_move(piles, h, b)
+                out[n] = b
+                n += 1
             i = j
             continue
+        decisions += _is_decision(piles, h, sp, nstock, strength, suit, fill, optional, sensible, leftmost,
+                                  must_fill, scratch, False)
+        if (a & 3) == KIND_MOVE:
+            moves += 1
         sp, rtop = _apply(a, piles, h, stock, sp, strength, suit, optional, rec_pile, rec_card, rtop)
         out[n] = a
         n += 1
         i += 1
-    for k in range(n):
-        line[k] = out[k]
-    return n
+    decisions += _is_decision(piles, h, sp, nstock, strength, suit, fill, optional, sensible, leftmost, must_fill,
+                              scratch, True)
+    for t in range(n):
+        line[t] = out[t]
+    return n, moves, decisions
 
 
 class _Workspace:
@@ -1342,14 +985,10 @@ def _solve_many(init_piles, init_h, stocks, nstocks, start_scores, natives, reso
     piles0 = np.zeros((4, MAX_HEIGHT), np.int8)
     h0 = np.zeros(4, np.int32)
     scratch = np.zeros(MAX_ACTIONS, np.int32)
-    snaps = np.zeros(MAX_DEPTH, np.int64)
-    asnaps = np.zeros(MAX_DEPTH, np.int64)
     smax = np.zeros((N_CARDS + 1, 4, 4), np.int8)
     small = np.zeros((3, 64), np.int32)
     bfs = np.zeros((64, 6), np.int32)
-    expanded = np.zeros(MAX_DEPTH, np.int32)
-    # the class search (see _canonicalize) needs every placement of the lone cards reachable
-    relabel = not sensible and not leftmost
+    finished = np.zeros(MAX_DEPTH, np.int32)
     top_mask = np.uint64(0)  # the cards of the top rank (for the strict bound)
     for c in range(N_CARDS):
         if strength[c] == 12:
@@ -1361,41 +1000,19 @@ def _solve_many(init_piles, init_h, stocks, nstocks, start_scores, natives, reso
         start = start_scores[n]
         if resolve_start and not optional:
             start += _resolve(piles, h, strength, suit, rec_pile, rec_card, 0)
-        _set_position(piles0, h0, piles, h)  # the start: the search, the line repairs and the stats replay from it
+        _set_position(piles0, h0, piles, h)  # the start: the search and the line's replay start from it
         stock = stocks[n]
         ns = nstocks[n]
         best, blen, nodes, status = _search(
             stock, ns, smax, piles, h, start, strength, suit, natives[n], fill, optional, sensible,
             leftmost, must_fill, node_limit, tt, tt_mask, np.uint32(first_epoch + n),
-            acts, nacts, idx, path, lone, keys1, keys2, rbase, rec_pile, rec_card, best_line, snaps, asnaps, relabel,
-            top_mask)
+            acts, nacts, idx, path, lone, keys1, keys2, rbase, rec_pile, rec_card, best_line, top_mask)
         out_score[n] = best
         out_nodes[n] = nodes
         out_status[n] = status
         _set_position(piles, h, piles0, h0)
-        # a line without lone moves (sensible; or a class search that added none) needs no shortening
-        # (the expansion also counts the line's moves and decisions when it adds no lone move)
-        shorten = not sensible
-        stats = True
-        if relabel:
-            blen, nlone, mv, dec = _expand_line(piles, h, stock, ns, strength, suit, fill, optional, sensible,
-                                                leftmost, must_fill, best_line, blen, expanded, rec_pile, rec_card,
-                                                small, bfs, scratch)
-            for i in range(max(blen, 0)):
-                best_line[i] = expanded[i]
-            _set_position(piles, h, piles0, h0)
-            shorten = stats = nlone > 0
-            if blen < 0:
-                out_status[n] = STATUS_GAVE_UP  # unreachable: every placement of a class is reachable
-                blen = 0
-                stats = True
-        if shorten:
-            blen = _shorten_line(piles, h, stock, strength, suit, fill, optional, leftmost, best_line, blen,
-                                 rec_pile, rec_card, expanded, small, bfs)
-            _set_position(piles, h, piles0, h0)
-        if stats:
-            mv, dec, _ = _line_stats(piles, h, stock, ns, strength, suit, fill, optional, sensible, leftmost,
-                                     must_fill, best_line, blen, scratch, rec_pile, rec_card)
+        blen, mv, dec = _finish_line(piles, h, stock, ns, strength, suit, fill, optional, sensible, leftmost,
+                                     must_fill, best_line, blen, finished, small, bfs, scratch, rec_pile, rec_card)
         out_moves[n] = mv
         out_decisions[n] = dec
         if nl + blen > line_buf.shape[0]:

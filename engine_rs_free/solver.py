@@ -209,12 +209,19 @@ def _discardable(piles, h, i, strength, suit):
 
 
 @nb.njit(cache=True, inline="always", _nrt=False)
-def _top_suit_strength(piles, h, p, strength, suit):
-    """(suit, strength) of the top card of pile p; (-1, 0) for an empty pile."""
-    if h[p] == 0:
-        return np.int64(-1), np.int64(0)
-    c = piles[p, h[p] - 1]
-    return np.int64(suit[c]), np.int64(strength[c])
+def _top_code(piles, hp, p, strength, suit):
+    """The top card of pile p (height hp) as ``suit * 16 + strength``; -64 for an empty pile."""
+    c = piles[p, max(hp - 1, 0)]
+    t = (np.int64(suit[c]) << 4) | np.int64(strength[c])
+    return t if hp > 0 else np.int64(-64)
+
+
+@nb.njit(cache=True, inline="always", _nrt=False)
+def _beaten(a, b, c, d):
+    """1 when top code a is beaten by one of b, c, d (same suit, stronger), else 0; no branch."""
+    sa = a >> 4
+    return np.int64((a >= 0) & ((((b >> 4) == sa) & (b > a)) | (((c >> 4) == sa) & (c > a))
+                                | (((d >> 4) == sa) & (d > a))))
 
 
 @nb.njit(cache=True, inline="always", _nrt=False)
@@ -224,26 +231,47 @@ def _resolve(piles, h, strength, suit, rec_pile, rec_card, rtop):
     Each round discards every top card that is weaker than another top card of
     its suit, all at once: the strongest top of each suit stays, so this is one
     of the orders of single discards, and every order ends in the same
-    position (RULES.md rule 3).
+    position (RULES.md rule 3). Which tops go is data the CPU cannot predict,
+    so a round has no branch but its end: every pile's top is written to the
+    undo stack and the stack grows by 1 only for a discard (``rec_pile`` and
+    ``rec_card`` need 4 spare slots).
     """
+    h0 = np.int64(h[0])
+    h1 = np.int64(h[1])
+    h2 = np.int64(h[2])
+    h3 = np.int64(h[3])
     while True:
-        s0, v0 = _top_suit_strength(piles, h, 0, strength, suit)
-        s1, v1 = _top_suit_strength(piles, h, 1, strength, suit)
-        s2, v2 = _top_suit_strength(piles, h, 2, strength, suit)
-        s3, v3 = _top_suit_strength(piles, h, 3, strength, suit)
-        # an empty pile's suit is -1, which no card's suit equals
-        d0 = s0 >= 0 and ((s1 == s0 and v1 > v0) or (s2 == s0 and v2 > v0) or (s3 == s0 and v3 > v0))
-        d1 = s1 >= 0 and ((s0 == s1 and v0 > v1) or (s2 == s1 and v2 > v1) or (s3 == s1 and v3 > v1))
-        d2 = s2 >= 0 and ((s0 == s2 and v0 > v2) or (s1 == s2 and v1 > v2) or (s3 == s2 and v3 > v2))
-        d3 = s3 >= 0 and ((s0 == s3 and v0 > v3) or (s1 == s3 and v1 > v3) or (s2 == s3 and v2 > v3))
-        if not (d0 or d1 or d2 or d3):
-            return rtop
-        for i in range(4):
-            if (i == 0 and d0) or (i == 1 and d1) or (i == 2 and d2) or (i == 3 and d3):
-                h[i] -= 1
-                rec_pile[rtop] = i
-                rec_card[rtop] = piles[i, h[i]]
-                rtop += 1
+        t0 = _top_code(piles, h0, 0, strength, suit)
+        t1 = _top_code(piles, h1, 1, strength, suit)
+        t2 = _top_code(piles, h2, 2, strength, suit)
+        t3 = _top_code(piles, h3, 3, strength, suit)
+        d0 = _beaten(t0, t1, t2, t3)
+        d1 = _beaten(t1, t0, t2, t3)
+        d2 = _beaten(t2, t0, t1, t3)
+        d3 = _beaten(t3, t0, t1, t2)
+        if (d0 | d1 | d2 | d3) == 0:
+            break
+        rec_pile[rtop] = 0
+        rec_card[rtop] = piles[0, max(h0 - 1, 0)]
+        rtop += d0
+        h0 -= d0
+        rec_pile[rtop] = 1
+        rec_card[rtop] = piles[1, max(h1 - 1, 0)]
+        rtop += d1
+        h1 -= d1
+        rec_pile[rtop] = 2
+        rec_card[rtop] = piles[2, max(h2 - 1, 0)]
+        rtop += d2
+        h2 -= d2
+        rec_pile[rtop] = 3
+        rec_card[rtop] = piles[3, max(h3 - 1, 0)]
+        rtop += d3
+        h3 -= d3
+    h[0] = h0
+    h[1] = h1
+    h[2] = h2
+    h[3] = h3
+    return rtop
 
 
 @nb.njit(cache=True, inline="always", _nrt=False)

@@ -107,7 +107,6 @@ KIND_DEAL = 0
 KIND_MOVE = 1
 KIND_DISCARD = 2
 
-_SUIT = SUIT.astype(np.int8)
 _NO_FOREIGN = 255
 MASK52 = np.uint64((1 << 52) - 1)
 BOUND_FROM = 40  # the bound is worked out only once the best score found is this high (see _search)  # the card bits of a key's first word
@@ -196,23 +195,22 @@ def _tt_seen_or_add(tt, k1, k2, epoch, sp, mask_bits):
 
 
 @nb.njit(cache=True, inline="always", _nrt=False)
-def _discardable(piles, h, i, strength, suit):
+def _discardable(piles, h, i, strength, code):
     if h[i] == 0:
         return False
     c = piles[i, h[i] - 1]
     for j in range(4):
         if j != i and h[j] > 0:
             o = piles[j, h[j] - 1]
-            if suit[o] == suit[c] and strength[o] > strength[c]:
+            if (code[o] >> 4) == (code[c] >> 4) and code[o] > code[c]:
                 return True
     return False
 
 
 @nb.njit(cache=True, inline="always", _nrt=False)
-def _top_code(piles, hp, p, strength, suit):
-    """The top card of pile p (height hp) as ``suit * 16 + strength``; -64 for an empty pile."""
-    c = piles[p, max(hp - 1, 0)]
-    t = (np.int64(suit[c]) << 4) | np.int64(strength[c])
+def _top_code(piles, hp, p, strength, code):
+    """The top card of pile p (height hp) as its code (``suit * 16 + strength``); -64 for an empty pile."""
+    t = np.int64(code[piles[p, max(hp - 1, 0)]])
     return t if hp > 0 else np.int64(-64)
 
 
@@ -225,7 +223,7 @@ def _beaten(a, b, c, d):
 
 
 @nb.njit(cache=True, inline="always", _nrt=False)
-def _resolve(piles, h, strength, suit, rec_pile, rec_card, rtop):
+def _resolve(piles, h, strength, code, rec_pile, rec_card, rtop):
     """Make every forced discard; push (pile, card) of each onto the undo stack; return the new top.
 
     Each round discards every top card that is weaker than another top card of
@@ -241,10 +239,10 @@ def _resolve(piles, h, strength, suit, rec_pile, rec_card, rtop):
     h2 = np.int64(h[2])
     h3 = np.int64(h[3])
     while True:
-        t0 = _top_code(piles, h0, 0, strength, suit)
-        t1 = _top_code(piles, h1, 1, strength, suit)
-        t2 = _top_code(piles, h2, 2, strength, suit)
-        t3 = _top_code(piles, h3, 3, strength, suit)
+        t0 = _top_code(piles, h0, 0, strength, code)
+        t1 = _top_code(piles, h1, 1, strength, code)
+        t2 = _top_code(piles, h2, 2, strength, code)
+        t3 = _top_code(piles, h3, 3, strength, code)
         d0 = _beaten(t0, t1, t2, t3)
         d1 = _beaten(t1, t0, t2, t3)
         d2 = _beaten(t2, t0, t1, t3)
@@ -350,17 +348,17 @@ def _sort4(l0, l1, l2, l3):
 
 
 @nb.njit(cache=True, _nrt=False)
-def _write_discards(piles, h, strength, suit, out, n):
+def _write_discards(piles, h, strength, code, out, n):
     """Append the optional discards ``xN`` (by pile) to ``out[n:]``; return the new count."""
     for p in range(4):
-        if _discardable(piles, h, p, strength, suit):
+        if _discardable(piles, h, p, strength, code):
             out[n] = KIND_DISCARD + 4 * p
             n += 1
     return n
 
 
 @nb.njit(_SIG_GEN_ACTIONS, cache=True, _nrt=False)
-def _gen_actions(piles, h, sp, nstock, strength, suit, fill, optional, sensible, leftmost, must_fill, out,
+def _gen_actions(piles, h, sp, nstock, strength, code, fill, optional, sensible, leftmost, must_fill, out,
                  contract_order):
     """Write the legal actions of the position into ``out``; return how many.
 
@@ -380,10 +378,10 @@ def _gen_actions(piles, h, sp, nstock, strength, suit, fill, optional, sensible,
             nm += 1
         n = nm
         if optional:
-            n = _write_discards(piles, h, strength, suit, out, n)
+            n = _write_discards(piles, h, strength, code, out, n)
         return n
     if optional:
-        n = _write_discards(piles, h, strength, suit, out, n)
+        n = _write_discards(piles, h, strength, code, out, n)
     n0 = n
     if not can_deal:
         # Endgame: with the stock empty no card will ever land on a pile again, so
@@ -404,13 +402,13 @@ def _gen_actions(piles, h, sp, nstock, strength, suit, fill, optional, sensible,
 
 
 @nb.njit(cache=True, inline="always", _nrt=False)
-def _deal(piles, h, stock, sp, strength, suit, optional, rec_pile, rec_card, rtop):
+def _deal(piles, h, stock, sp, strength, code, optional, rec_pile, rec_card, rtop):
     """Deal the next four cards (and make the forced discards); (new sp, new undo-stack top)."""
     for p in range(4):
         piles[p, h[p]] = stock[sp + p]
         h[p] += 1
     if not optional:
-        rtop = _resolve(piles, h, strength, suit, rec_pile, rec_card, rtop)
+        rtop = _resolve(piles, h, strength, code, rec_pile, rec_card, rtop)
     return sp + 4, rtop
 
 
@@ -423,11 +421,11 @@ def _undo_deal(h, sp):
 
 
 @nb.njit(cache=True, inline="always", _nrt=False)
-def _apply(a, piles, h, stock, sp, strength, suit, optional, rec_pile, rec_card, rtop):
+def _apply(a, piles, h, stock, sp, strength, code, optional, rec_pile, rec_card, rtop):
     """Apply action code ``a`` (and the forced discards); returns (new sp, new undo-stack top)."""
     kind = a & 3
     if kind == KIND_DEAL:
-        return _deal(piles, h, stock, sp, strength, suit, optional, rec_pile, rec_card, rtop)
+        return _deal(piles, h, stock, sp, strength, code, optional, rec_pile, rec_card, rtop)
     if kind == KIND_MOVE:
         src = (a >> 2) & 3
         dst = (a >> 4) & 3
@@ -447,7 +445,7 @@ def _apply(a, piles, h, stock, sp, strength, suit, optional, rec_pile, rec_card,
         rtop += 1
         return sp, rtop
     if not optional:
-        rtop = _resolve(piles, h, strength, suit, rec_pile, rec_card, rtop)
+        rtop = _resolve(piles, h, strength, code, rec_pile, rec_card, rtop)
     return sp, rtop
 
 
@@ -534,7 +532,7 @@ def _key_of(mask, piles, h, sp, nstock, native):
 
 
 @nb.njit(cache=True, _nrt=False)
-def _upper_bound(piles, h, sp, smax, strength, suit, fill, mask, top_mask):
+def _upper_bound(piles, h, sp, smax, strength, code, fill, mask, top_mask):
     """An upper bound of the score of every position reachable from this one.
 
     48 minus the cards that can never be discarded. In ``strict`` only the top
@@ -608,7 +606,7 @@ def _upper_bound(piles, h, sp, smax, strength, suit, fill, mask, top_mask):
 
 
 @nb.njit(cache=True, _nrt=False)
-def _search(stock, nstock, smax, piles, h, start_score, strength, suit, native, fill, optional, sensible,
+def _search(stock, nstock, smax, piles, h, start_score, strength, code, native, fill, optional, sensible,
             leftmost, must_fill, node_limit, tt, tt_mask, epoch,
             acts, nacts, idx, path, lone, keys1, keys2, rbase, rec_pile, rec_card, best_line, top_mask):
     """Depth-first search from the position (piles, h, stock[0:nstock]); see the module docstring.
@@ -631,13 +629,13 @@ def _search(stock, nstock, smax, piles, h, start_score, strength, suit, native, 
     # the stock table of the strict bound is worked out when the bound is first needed
     smax_ready = False
     if fill == 1 and best >= BOUND_FROM:
-        _stock_max(stock, nstock, strength, suit, smax)
+        _stock_max(stock, nstock, strength, code, smax)
         smax_ready = True
-        if _upper_bound(piles, h, sp, smax, strength, suit, fill, k1 & MASK52, top_mask) <= best:
+        if _upper_bound(piles, h, sp, smax, strength, code, fill, k1 & MASK52, top_mask) <= best:
             return best, 0, nodes, status
     keys1[0] = k1
     keys2[0] = k2
-    nacts[0] = _gen_actions(piles, h, sp, nstock, strength, suit, fill, optional, sensible, leftmost,
+    nacts[0] = _gen_actions(piles, h, sp, nstock, strength, code, fill, optional, sensible, leftmost,
                             must_fill, acts[0], False)
     idx[0] = 0
     k = 0
@@ -655,7 +653,7 @@ def _search(stock, nstock, smax, piles, h, start_score, strength, suit, native, 
         idx[k] += 1
         is_lone = (a & 3) == KIND_MOVE and h[(a >> 2) & 3] == 1
         rbase[k] = rtop
-        sp, rtop = _apply(a, piles, h, stock, sp, strength, suit, optional, rec_pile, rec_card, rtop)
+        sp, rtop = _apply(a, piles, h, stock, sp, strength, code, optional, rec_pile, rec_card, rtop)
         score += rtop - rbase[k]
         path[k] = a
         lone[k] = is_lone
@@ -708,9 +706,9 @@ def _search(stock, nstock, smax, piles, h, start_score, strength, suit, native, 
             go = not leaf
             if go and fill == 1 and best >= BOUND_FROM and not full:
                 if not smax_ready:
-                    _stock_max(stock, nstock, strength, suit, smax)
+                    _stock_max(stock, nstock, strength, code, smax)
                     smax_ready = True
-                go = _upper_bound(piles, h, sp, smax, strength, suit, fill, n1 & MASK52, top_mask) > best
+                go = _upper_bound(piles, h, sp, smax, strength, code, fill, n1 & MASK52, top_mask) > best
             if go:
                 k += 1
                 keys1[k] = n1
@@ -721,7 +719,7 @@ def _search(stock, nstock, smax, piles, h, start_score, strength, suit, native, 
                     acts[k, 0] = KIND_DEAL
                     nacts[k] = 1
                 else:
-                    nacts[k] = _gen_actions(piles, h, sp, nstock, strength, suit, fill, optional, sensible,
+                    nacts[k] = _gen_actions(piles, h, sp, nstock, strength, code, fill, optional, sensible,
                                             leftmost, must_fill, acts[k], False)
                 idx[k] = 0
                 continue
@@ -734,7 +732,7 @@ def _search(stock, nstock, smax, piles, h, start_score, strength, suit, native, 
 
 
 @nb.njit(cache=True, _nrt=False)
-def _stock_max(stock, nstock, strength, suit, smax):
+def _stock_max(stock, nstock, strength, code, smax):
     """Fill ``smax[:nstock+1, 4, 4]``: ``smax[sp, p, t]`` is the highest strength of suit t among
     the cards of ``stock[sp:]`` that a deal puts on another pile than p (-1 if none)."""
     for p in range(4):
@@ -745,12 +743,12 @@ def _stock_max(stock, nstock, strength, suit, smax):
         for p in range(4):
             for t in range(4):
                 smax[sp, p, t] = smax[sp + 1, p, t]
-            if p != sp % 4 and strength[c] > smax[sp, p, suit[c]]:
-                smax[sp, p, suit[c]] = strength[c]
+            if p != sp % 4 and strength[c] > smax[sp, p, code[c] >> 4]:
+                smax[sp, p, code[c] >> 4] = strength[c]
 
 
 @nb.njit(cache=True, inline="always", _nrt=False)
-def _is_decision(piles, h, sp, nstock, strength, suit, fill, optional, sensible, leftmost, must_fill, scratch,
+def _is_decision(piles, h, sp, nstock, strength, code, fill, optional, sensible, leftmost, must_fill, scratch,
                  last):
     """1 when a point of a line is a decision point (as in policies.py), else 0.
 
@@ -761,7 +759,7 @@ def _is_decision(piles, h, sp, nstock, strength, suit, fill, optional, sensible,
     if h[0] > 0 and h[1] > 0 and h[2] > 0 and h[3] > 0 and not optional:
         n = 1 if sp < nstock else 0  # no empty pile, no optional discard: dealing is the only action
     else:
-        n = _gen_actions(piles, h, sp, nstock, strength, suit, fill, optional, sensible, leftmost, must_fill,
+        n = _gen_actions(piles, h, sp, nstock, strength, code, fill, optional, sensible, leftmost, must_fill,
                          scratch, True)
     if sp == nstock:
         n += 1  # stopping is a choice once the stock is empty
@@ -876,7 +874,7 @@ def _lone_move(piles, h, a):
 
 
 @nb.njit(cache=True, _nrt=False)
-def _finish_line(piles, h, stock, nstock, strength, suit, fill, optional, sensible, leftmost, must_fill,
+def _finish_line(piles, h, stock, nstock, strength, code, fill, optional, sensible, leftmost, must_fill,
                  line, nline, out, small, bfs, scratch, rec_pile, rec_card):
     """Replay the best line from (piles, h) and shorten its runs of lone moves: (length, moves, decisions).
 
@@ -913,7 +911,7 @@ def _finish_line(piles, h, stock, nstock, strength, suit, fill, optional, sensib
             _set_slot_pattern(piles, h, start)
             for t in range(m):
                 b = line[i + t] if keep else path[t]
-                decisions += _is_decision(piles, h, sp, nstock, strength, suit, fill, optional, sensible,
+                decisions += _is_decision(piles, h, sp, nstock, strength, code, fill, optional, sensible,
                                           leftmost, must_fill, scratch, False)
                 moves += 1
                 _lone_move(piles, h, b)
@@ -921,15 +919,15 @@ def _finish_line(piles, h, stock, nstock, strength, suit, fill, optional, sensib
                 n += 1
             i = j
             continue
-        decisions += _is_decision(piles, h, sp, nstock, strength, suit, fill, optional, sensible, leftmost,
+        decisions += _is_decision(piles, h, sp, nstock, strength, code, fill, optional, sensible, leftmost,
                                   must_fill, scratch, False)
         if (a & 3) == KIND_MOVE:
             moves += 1
-        sp, rtop = _apply(a, piles, h, stock, sp, strength, suit, optional, rec_pile, rec_card, rtop)
+        sp, rtop = _apply(a, piles, h, stock, sp, strength, code, optional, rec_pile, rec_card, rtop)
         out[n] = a
         n += 1
         i += 1
-    decisions += _is_decision(piles, h, sp, nstock, strength, suit, fill, optional, sensible, leftmost, must_fill,
+    decisions += _is_decision(piles, h, sp, nstock, strength, code, fill, optional, sensible, leftmost, must_fill,
                               scratch, True)
     for t in range(n):
         line[t] = out[t]
@@ -997,7 +995,7 @@ def _set_position(piles, h, from_piles, from_h):
 
 
 @nb.njit(cache=True)
-def _solve_many(init_piles, init_h, stocks, nstocks, start_scores, natives, resolve_start, strength, suit,
+def _solve_many(init_piles, init_h, stocks, nstocks, start_scores, natives, resolve_start, strength, code,
                 fill, optional, sensible, leftmost, must_fill, node_limit,
                 tt, tt_mask, first_epoch,
                 acts, nacts, idx, path, lone, keys1, keys2, rbase, rec_pile, rec_card, best_line,
@@ -1027,19 +1025,19 @@ def _solve_many(init_piles, init_h, stocks, nstocks, start_scores, natives, reso
         _set_position(piles, h, init_piles[n], init_h[n])
         start = start_scores[n]
         if resolve_start and not optional:
-            start += _resolve(piles, h, strength, suit, rec_pile, rec_card, 0)
+            start += _resolve(piles, h, strength, code, rec_pile, rec_card, 0)
         _set_position(piles0, h0, piles, h)  # the start: the search and the line's replay start from it
         stock = stocks[n]
         ns = nstocks[n]
         best, blen, nodes, status = _search(
-            stock, ns, smax, piles, h, start, strength, suit, natives[n], fill, optional, sensible,
+            stock, ns, smax, piles, h, start, strength, code, natives[n], fill, optional, sensible,
             leftmost, must_fill, node_limit, tt, tt_mask, np.uint32(first_epoch + n),
             acts, nacts, idx, path, lone, keys1, keys2, rbase, rec_pile, rec_card, best_line, top_mask)
         out_score[n] = best
         out_nodes[n] = nodes
         out_status[n] = status
         _set_position(piles, h, piles0, h0)
-        blen, mv, dec = _finish_line(piles, h, stock, ns, strength, suit, fill, optional, sensible, leftmost,
+        blen, mv, dec = _finish_line(piles, h, stock, ns, strength, code, fill, optional, sensible, leftmost,
                                      must_fill, best_line, blen, finished, small, bfs, scratch, rec_pile, rec_card)
         out_moves[n] = mv
         out_decisions[n] = dec
@@ -1081,9 +1079,12 @@ def _rule_args(rules: Rules):
     if rules.fill == FILL_ACE:
         # the strict bound (_upper_bound) reads card strength from card id bits
         assert all(strength[c] == c % 13 for c in range(N_CARDS)), "strict needs strength == rank index"
+    # a card's code is suit * 16 + strength: one table read gives both, and within
+    # a suit a higher code is a stronger card (strength is 0..12)
+    code = (SUIT.astype(np.int64) * 16 + strength).astype(np.int8)
     return (
         strength.astype(np.int8),
-        _SUIT,
+        code,
         int(rules.fill),
         bool(rules.optional_discards),
         bool(rules.sensible),

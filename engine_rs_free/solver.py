@@ -61,11 +61,13 @@ How the search works (all in Numba, no Python per node):
   references to the arrays passed on every call cost about half the time.
   A call that passes arrays still costs about as much as a deal (every array
   is passed as a struct of seven words), so the search inlines its per-node
-  steps (an action with its forced discards and its undo, the key and the
-  table) and skips two calls where the answer is known: a position with no
-  empty pile has dealing as its only action, and a leaf (stock out, no pile
-  empty) needs no key and no table entry. ``_gen_actions``, called with
-  several integer types, has an explicit signature, so it is compiled once.
+  steps (an action with its forced discards and its undo, the key, the
+  table and the list of actions) and skips work where the answer is known: a
+  position with no empty pile has dealing as its only action, and a leaf
+  (stock out, no pile empty) needs no key and no table entry. The forced
+  discards have no data-dependent branch but the end of a round (the CPU
+  cannot predict which tops go). The cold compile takes about 30 s, once
+  per machine (the cache is on disk).
 - **One replay of the line.** Turning the best line into the result (its
   lone-move runs shortened, its moves and decision points counted) is one
   replay (``_finish_line``); a position with no empty pile needs no call to
@@ -357,10 +359,12 @@ def _write_discards(piles, h, strength, code, out, n):
     return n
 
 
-@nb.njit(_SIG_GEN_ACTIONS, cache=True, _nrt=False)
-def _gen_actions(piles, h, sp, nstock, strength, code, fill, optional, sensible, leftmost, must_fill, out,
-                 contract_order):
-    """Write the legal actions of the position into ``out``; return how many.
+@nb.njit(cache=True, inline="always", _nrt=False)
+def _gen_actions_inline(piles, h, sp, nstock, strength, code, fill, optional, sensible, leftmost, must_fill, out,
+                        contract_order):
+    """``_gen_actions``, inlined where it is called in the search loop.
+
+    Write the legal actions of the position into ``out``; return how many.
 
     ``contract_order``: game.py's order (deal, moves by src/depth/dst, discards).
     Otherwise the search order: discards, moves of a card that is not alone,
@@ -399,6 +403,14 @@ def _gen_actions(piles, h, sp, nstock, strength, code, fill, optional, sensible,
         out[n1] = KIND_DEAL
         n += 1
     return n
+
+
+@nb.njit(_SIG_GEN_ACTIONS, cache=True, _nrt=False)
+def _gen_actions(piles, h, sp, nstock, strength, code, fill, optional, sensible, leftmost, must_fill, out,
+                 contract_order):
+    """Write the legal actions of the position into ``out``; return how many (``_gen_actions_inline``)."""
+    return _gen_actions_inline(piles, h, sp, nstock, strength, code, fill, optional, sensible, leftmost, must_fill,
+                               out, contract_order)
 
 
 @nb.njit(cache=True, inline="always", _nrt=False)
@@ -719,8 +731,9 @@ def _search(stock, nstock, smax, piles, h, start_score, strength, code, native, 
                     acts[k, 0] = KIND_DEAL
                     nacts[k] = 1
                 else:
-                    nacts[k] = _gen_actions(piles, h, sp, nstock, strength, code, fill, optional, sensible,
-                                            leftmost, must_fill, acts[k], False)
+                    # (inlined here: a call that passes arrays costs as much as a deal)
+                    nacts[k] = _gen_actions_inline(piles, h, sp, nstock, strength, code, fill, optional, sensible,
+                                                   leftmost, must_fill, acts[k], False)
                 idx[k] = 0
                 continue
         # the child was seen before, is a leaf or cannot beat the best: enter it with no

@@ -1445,7 +1445,7 @@ def _rule_args(rules: Rules):
 
 
 def _run(init_piles, init_h, stocks, nstocks, start_scores, natives, resolve_start, rules, node_limit,
-         want_lines, tt_bits=None):
+         want_lines, tt_bits=None, search="auto"):
     n = init_piles.shape[0]
     if node_limit is not None and int(node_limit) < 1:
         raise ValueError(f"node_limit {node_limit!r} is not positive; give 1 or more, or None for no limit")
@@ -1461,7 +1461,8 @@ def _run(init_piles, init_h, stocks, nstocks, start_scores, natives, resolve_sta
     line_buf = np.zeros(max(64 * n, 64), np.int32)
     line_buf = _solve_many(
         init_piles, init_h, stocks, nstocks, start_scores, natives, resolve_start,
-        bool(resolve_start and rules.fill != FILL_ANY and not rules.optional_discards), *_rule_args(rules), limit,
+        bool(search == "auto" and resolve_start and rules.fill != FILL_ANY and not rules.optional_discards),
+        *_rule_args(rules), limit,
         ws.tt, np.uint64((1 << ws.tt_bits) - 1), first_epoch,
         ws.acts, ws.nacts, ws.idx, ws.path, ws.lone, ws.keys1, ws.keys2, ws.rbase, ws.rec_pile, ws.rec_card,
         ws.best_line, out_score, out_nodes, out_status, out_moves, out_decisions, line_buf, line_off)
@@ -1489,15 +1490,20 @@ def _deck_inputs(decks: np.ndarray):
 
 
 def solve_batch(decks, rules: Rules | str, *, node_limit: int | None = None,
-                want_lines: bool = True) -> SolveBatchResult:
+                want_lines: bool = True, search: str = "auto") -> SolveBatchResult:
     """Solve every deck of ``decks`` (``uint8[N, 52]``) in one compiled loop.
 
     ``node_limit`` caps the positions searched per deck (a deck that needs more
-    is reported ``'gave_up'`` with the best score found so far).
+    is reported ``'gave_up'`` with the best score found so far). ``search``:
+    ``'auto'`` (the native-pile search where the rules allow it) or
+    ``'generic'`` (always ``_search``: the twin the tests hold the native one to).
     """
+    if search not in ("auto", "generic"):
+        raise ValueError(f"search {search!r} is not known; give 'auto' or 'generic'")
     rules = rules_by_name(rules)
     args = _deck_inputs(decks)
-    score, nodes, status, moves, decisions, lines = _run(*args, True, rules, node_limit, want_lines)
+    score, nodes, status, moves, decisions, lines = _run(*args, True, rules, node_limit, want_lines,
+                                                          search=search)
     return SolveBatchResult(
         max_score=score,
         won=score >= WIN_SCORE,

@@ -919,17 +919,180 @@ def _nat_end_key(mask, fw, sp, pcard, high_bit):
     return k1 | (np.uint64(sp) << np.uint64(52)), k2
 
 
+@nb.njit(cache=True, inline="always", _nrt=False)
+def _nat_apply(a, mask, fw, sp, pcode, pcard, pbit, deal_clear, deal_nd, code, high_bit):
+    """Apply action code ``a`` (a deal or a move) and its forced discards to a native position.
+
+    Returns (mask, fw, sp, discards, no pile is empty, the move was a lone move).
+    """
+    is_lone = False
+    if (a & 3) == KIND_DEAL:
+        sp += 4
+        i = sp >> 2
+        mask |= DEAL_BITS << np.uint64(i)
+        # the first round of discards is among the four dealt cards alone: known per deck
+        c = deal_clear[i]
+        if c == 0:
+            return mask, fw, sp, np.int64(0), True, False
+        mask &= ~c
+        mask, fw, nd, full = _nat_resolve(mask, fw, pcode, code, high_bit)
+        return mask, fw, sp, nd + deal_nd[i], full, False
+    src = (a >> 2) & 3
+    dst = (a >> 4) & 3
+    f = _nat_field(mask, src)
+    fb = _nat_foreign(fw, src)
+    if f != 0:
+        bit = 13 * src + high_bit[f]
+        card = np.uint32(pcard[bit])
+        mask &= ~(np.uint64(1) << np.uint64(bit))
+        is_lone = (f & (f - 1)) == 0 and fb == 255
+    else:
+        card = np.uint32(fb)
+        fw |= np.uint32(255) << np.uint32(8 * src)
+        is_lone = True
+    home = np.int64(pbit[card])
+    if home // 13 == dst:
+        # back on its own pile (which was empty): the same position as if it had never left
+        mask |= np.uint64(1) << np.uint64(home)
+    else:
+        fw = (fw & ~(np.uint32(255) << np.uint32(8 * dst))) | (card << np.uint32(8 * dst))
+    mask, fw, nd, full = _nat_resolve(mask, fw, pcode, code, high_bit)
+    return mask, fw, sp, nd, full, is_lone
+
+
+@nb.njit(cache=True, inline="always", _nrt=False)
+def _nat_legal_count(mask, fw, sp, nstock, pcode, code, high_bit, fill, sensible, leftmost, must_fill):
+    """The number of legal actions of a native position (as ``game.legal_actions``)."""
+    n_empty = 0
+    for p in range(4):
+        if _nat_count(mask, fw, p) == 0:
+            n_empty += 1
+    moves = 0
+    if n_empty > 0:
+        for src in range(4):
+            c = _nat_count(mask, fw, src)
+            if c == 0 or (c == 1 and sensible):
+                continue
+            if fill == 1 and (_nat_top(mask, fw, src, pcode, code, high_bit) & 15) != 12:
+                continue
+            moves += 1 if leftmost else n_empty
+    deal = 1 if sp < nstock and not (must_fill and moves > 0) else 0
+    return moves + deal
+
+
+@nb.njit(cache=True, inline="always", _nrt=False)
+def _nat_slot_pattern(mask, fw, pcard, high_bit, out):
+    """``_slot_pattern`` of a native position: per pile its lone card, -1 when empty, -2 for two or more."""
+    for p in range(4):
+        c = _nat_count(mask, fw, p)
+        if c == 0:
+            out[p] = -1
+        elif c == 2:
+            out[p] = -2
+        else:
+            f = _nat_field(mask, p)
+            out[p] = pcard[13 * p + high_bit[f]] if f != 0 else _nat_foreign(fw, p)
+
+
+@nb.njit(cache=True, _nrt=False)
+def _finish_line_native(line, nline, nstock, start_mask, pcode, pcard, pbit, deal_clear, deal_nd, code, high_bit,
+                        strength, fill, sensible, leftmost, must_fill, small, bfs, best_keys1, best_keys2):
+    """``_finish_line`` on native piles, for a line from a fresh deal: (length, moves, decisions).
+
+    A line with no lone move is final as it is: its moves and decision points
+    are counted on the positions the search kept along it (``best_keys1``/
+    ``best_keys2``), with no replay. Otherwise each run of lone moves is cut to
+    a shortest run to the same position (``_lone_path``), written in place,
+    and moves and decision points are counted in the same replay.
+    """
+    lone_free = True
+    for i in range(nline):
+        a = line[i]
+        if (a & 3) == KIND_MOVE and _nat_count(best_keys1[i] & MASK52, best_keys2[i], (a >> 2) & 3) == 1:
+            lone_free = False
+            break
+    if lone_free:
+        moves = 0
+        decisions = 0
+        for i in range(nline + 1):
+            sp = np.int64(best_keys1[i] >> np.uint64(52))
+            c = _nat_legal_count(best_keys1[i] & MASK52, best_keys2[i], sp, nstock, pcode, code, high_bit, fill,
+                                 sensible, leftmost, must_fill)
+            if sp == nstock:
+                c += 1  # stopping is a choice once the stock is empty
+            if c > 1 and (i < nline or sp == nstock):
+                decisions += 1
+            if i < nline and (line[i] & 3) == KIND_MOVE:
+                moves += 1
+        return nline, moves, decisions
+    start = small[0, :4]
+    goal = small[1, :4]
+    path = small[2]
+    mask = start_mask
+    fw = NO_FOREIGN4
+    sp = np.int64(0)
+    moves = 0
+    decisions = 0
+    n = 0
+    i = 0
+    while True:
+        if i < nline and (line[i] & 3) == KIND_MOVE and _nat_count(mask, fw, (line[i] >> 2) & 3) == 1:
+            # a run of lone moves: where it ends, then the shortest run from where it starts
+            _nat_slot_pattern(mask, fw, pcard, high_bit, start)
+            mask_at, fw_at = mask, fw
+            j = i
+            while j < nline and (line[j] & 3) == KIND_MOVE and _nat_count(mask, fw, (line[j] >> 2) & 3) == 1:
+                mask, fw, sp, _nd, _full, _lone = _nat_apply(line[j], mask, fw, sp, pcode, pcard, pbit, deal_clear,
+                                                             deal_nd, code, high_bit)
+                j += 1
+            _nat_slot_pattern(mask, fw, pcard, high_bit, goal)
+            m = _lone_path(start, goal, leftmost, fill == 1, strength, path, bfs)
+            keep = m < 0 or m > j - i
+            if keep:
+                m = j - i
+            mask, fw = mask_at, fw_at
+            for t in range(m):
+                b = line[i + t] if keep else path[t]
+                if _nat_legal_count(mask, fw, sp, nstock, pcode, code, high_bit, fill, sensible, leftmost,
+                                    must_fill) + (1 if sp == nstock else 0) > 1:
+                    decisions += 1
+                moves += 1
+                mask, fw, sp, _nd, _full, _lone = _nat_apply(b, mask, fw, sp, pcode, pcard, pbit, deal_clear,
+                                                             deal_nd, code, high_bit)
+                line[n] = b
+                n += 1
+            i = j
+            continue
+        c = _nat_legal_count(mask, fw, sp, nstock, pcode, code, high_bit, fill, sensible, leftmost, must_fill)
+        if sp == nstock:
+            c += 1  # stopping is a choice once the stock is empty
+        if c > 1 and (i < nline or sp == nstock):
+            decisions += 1
+        if i >= nline:
+            break
+        a = line[i]
+        mask, fw, sp, _nd, _full, _lone = _nat_apply(a, mask, fw, sp, pcode, pcard, pbit, deal_clear, deal_nd,
+                                                     code, high_bit)
+        if (a & 3) == KIND_MOVE:
+            moves += 1
+        line[n] = a
+        n += 1
+        i += 1
+    return n, moves, decisions
+
+
 @nb.njit(cache=True, _nrt=False)
 def _search_native(nstock, start_mask, start_score, pcode, pcard, pbit, deal_clear, deal_nd, code, high_bit, fill, sensible, leftmost,
                    must_fill, node_limit, tt, tt_mask, epoch, acts, nacts, idx, path, lone, keys1, keys2, scores,
-                   best_line):
+                   best_line, best_keys1, best_keys2):
     """``_search`` on native piles (forced discards, a fresh deal, any variant but ``easy``).
 
     ``start_mask``: the native mask of the start (the first four cards, forced
     discards made), no foreign bottom, no card dealt from the stock. Frame k's
     position is ``keys1[k]`` (mask | sp << 52) and ``keys2[k]`` (foreign
     bottoms); ``scores[k]`` its score. Returns (best score, best line length,
-    nodes, status) with the line in ``best_line`` (action codes of the search).
+    nodes, status) with the line in ``best_line`` (action codes of the search)
+    and the positions along it in ``best_keys1``/``best_keys2`` (as the frames).
     """
     best = start_score
     best_len = 0
@@ -954,44 +1117,9 @@ def _search_native(nstock, start_mask, start_score, pcode, pcard, pbit, deal_cle
             continue
         a = acts[k, idx[k]]
         idx[k] += 1
-        mask = keys1[k] & MASK52
-        sp = np.int64(keys1[k] >> np.uint64(52))
-        fw = keys2[k]
-        is_lone = False
-        if (a & 3) == KIND_DEAL:
-            sp += 4
-            i = sp >> 2
-            mask |= DEAL_BITS << np.uint64(i)
-            # the first round of discards is among the four dealt cards alone: known per deck
-            c = deal_clear[i]
-            if c == 0:
-                nd = 0
-                full = True
-            else:
-                mask &= ~c
-                mask, fw, nd, full = _nat_resolve(mask, fw, pcode, code, high_bit)
-                nd += deal_nd[i]
-        else:
-            src = (a >> 2) & 3
-            dst = (a >> 4) & 3
-            f = _nat_field(mask, src)
-            fb = _nat_foreign(fw, src)
-            if f != 0:
-                bit = 13 * src + high_bit[f]
-                card = np.uint32(pcard[bit])
-                mask &= ~(np.uint64(1) << np.uint64(bit))
-                is_lone = (f & (f - 1)) == 0 and fb == 255
-            else:
-                card = np.uint32(fb)
-                fw |= np.uint32(255) << np.uint32(8 * src)
-                is_lone = True
-            home = np.int64(pbit[card])
-            if home // 13 == dst:
-                # back on its own pile (which was empty): the same position as if it had never left
-                mask |= np.uint64(1) << np.uint64(home)
-            else:
-                fw = (fw & ~(np.uint32(255) << np.uint32(8 * dst))) | (card << np.uint32(8 * dst))
-            mask, fw, nd, full = _nat_resolve(mask, fw, pcode, code, high_bit)
+        mask, fw, sp, nd, full, is_lone = _nat_apply(a, keys1[k] & MASK52, keys2[k],
+                                                     np.int64(keys1[k] >> np.uint64(52)), pcode, pcard, pbit,
+                                                     deal_clear, deal_nd, code, high_bit)
         score = scores[k] + nd
         path[k] = a
         lone[k] = is_lone
@@ -1030,6 +1158,10 @@ def _search_native(nstock, start_mask, start_score, pcode, pcard, pbit, deal_cle
             best_len = k + 1
             for i in range(k + 1):
                 best_line[i] = path[i]
+                best_keys1[i] = keys1[i]
+                best_keys2[i] = keys2[i]
+            best_keys1[k + 1] = n1
+            best_keys2[k + 1] = fw
             if best >= WIN_SCORE:
                 break
         if leaf:
@@ -1270,6 +1402,8 @@ class _Workspace:
         self.rec_pile = np.zeros(64, np.int32)
         self.rec_card = np.zeros(64, np.int32)
         self.best_line = np.zeros(MAX_DEPTH, np.int32)
+        self.best_keys1 = np.zeros(MAX_DEPTH + 1, np.uint64)
+        self.best_keys2 = np.zeros(MAX_DEPTH + 1, np.uint32)
 
     def next_epochs(self, count: int) -> int:
         """Reserve ``count`` fresh epochs (one per search); returns the first. Clears the table on wrap."""
@@ -1315,8 +1449,8 @@ def _set_position(piles, h, from_piles, from_h):
 def _solve_many(init_piles, init_h, stocks, nstocks, start_scores, natives, resolve_start, native, strength, code,
                 fill, optional, sensible, leftmost, must_fill, node_limit,
                 tt, tt_mask, first_epoch,
-                acts, nacts, idx, path, lone, keys1, keys2, rbase, rec_pile, rec_card, best_line,
-                out_score, out_nodes, out_status, out_moves, out_decisions, line_buf, line_off):
+                acts, nacts, idx, path, lone, keys1, keys2, rbase, rec_pile, rec_card, best_line, best_keys1,
+                best_keys2, out_score, out_nodes, out_status, out_moves, out_decisions, line_buf, line_off):
     """Solve every start position n (piles ``init_piles[n]``, stock ``stocks[n, :nstocks[n]]``).
 
     ``resolve_start``: make the forced discards of the start position first (a
@@ -1339,6 +1473,7 @@ def _solve_many(init_piles, init_h, stocks, nstocks, start_scores, natives, reso
     high_bit = np.zeros(1 << 13, np.int8)  # the highest set bit of a pile's field
     for f in range(2, 1 << 13):
         high_bit[f] = high_bit[f >> 1] + 1
+    mask0 = np.uint64(0)
     pcode = np.zeros(N_CARDS, np.int8)
     pcard = np.zeros(N_CARDS, np.int8)
     pbit = np.zeros(N_CARDS, np.int8)
@@ -1378,7 +1513,7 @@ def _solve_many(init_piles, init_h, stocks, nstocks, start_scores, natives, reso
             best, blen, nodes, status = _search_native(
                 ns, mask0, start_scores[n] + nd, pcode, pcard, pbit, deal_clear, deal_nd, code, high_bit, fill, sensible, leftmost,
                 must_fill, node_limit, tt, tt_mask, np.uint32(first_epoch + n),
-                acts, nacts, idx, path, lone, keys1, keys2, rbase, best_line)
+                acts, nacts, idx, path, lone, keys1, keys2, rbase, best_line, best_keys1, best_keys2)
         else:
             best, blen, nodes, status = _search(
                 stock, ns, smax, piles, h, start, strength, code, natives[n], fill, optional, sensible,
@@ -1387,9 +1522,14 @@ def _solve_many(init_piles, init_h, stocks, nstocks, start_scores, natives, reso
         out_score[n] = best
         out_nodes[n] = nodes
         out_status[n] = status
-        _set_position(piles, h, piles0, h0)
-        blen, mv, dec = _finish_line(piles, h, stock, ns, strength, code, fill, optional, sensible, leftmost,
-                                     must_fill, best_line, blen, small, bfs, scratch, rec_pile, rec_card)
+        if native:
+            blen, mv, dec = _finish_line_native(best_line, blen, ns, mask0, pcode, pcard, pbit, deal_clear, deal_nd,
+                                                code, high_bit, strength, fill, sensible, leftmost, must_fill, small,
+                                                bfs, best_keys1, best_keys2)
+        else:
+            _set_position(piles, h, piles0, h0)
+            blen, mv, dec = _finish_line(piles, h, stock, ns, strength, code, fill, optional, sensible, leftmost,
+                                         must_fill, best_line, blen, small, bfs, scratch, rec_pile, rec_card)
         out_moves[n] = mv
         out_decisions[n] = dec
         if nl + blen > line_buf.shape[0]:
@@ -1465,7 +1605,8 @@ def _run(init_piles, init_h, stocks, nstocks, start_scores, natives, resolve_sta
         *_rule_args(rules), limit,
         ws.tt, np.uint64((1 << ws.tt_bits) - 1), first_epoch,
         ws.acts, ws.nacts, ws.idx, ws.path, ws.lone, ws.keys1, ws.keys2, ws.rbase, ws.rec_pile, ws.rec_card,
-        ws.best_line, out_score, out_nodes, out_status, out_moves, out_decisions, line_buf, line_off)
+        ws.best_line, ws.best_keys1, ws.best_keys2, out_score, out_nodes, out_status, out_moves, out_decisions,
+        line_buf, line_off)
     lines = None
     if want_lines:
         lines = [line_text(line_buf[line_off[i]:line_off[i + 1]]) for i in range(n)]

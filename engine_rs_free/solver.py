@@ -81,7 +81,9 @@ How the search works (all in Numba, no Python per node):
   position with no empty pile has dealing as its only action, and a leaf
   (stock out, no pile empty) needs no key and no table entry. A card's
   suit and strength are one table read (its code). The cold compile takes
-  about 30 s, once per machine (the cache is on disk).
+  about 60 s (both searches), once per machine (the cache is on disk); the
+  line's finish and the root of the native search call compiled helpers
+  (``_nat_*_call``) instead of inlining them, which saved 25 s of it.
 - **One replay of the line.** Turning the best line into the result (its
   lone-move runs shortened, its moves and decision points counted) is one
   replay (``_finish_line``); a position with no empty pile needs no call to
@@ -980,6 +982,41 @@ def _nat_legal_count(mask, fw, sp, nstock, pcode, code, high_bit, fill, sensible
     return moves + deal
 
 
+# Compiled once, called (not inlined) where speed matters less than compile time: the
+# line's finish and the root of the search. Explicit signatures: one compiled version.
+_U8 = nb.types.Array(nb.int8, 1, "C")
+_U64A = nb.types.Array(nb.uint64, 1, "C")
+_I64A = nb.types.Array(nb.int64, 1, "C")
+
+
+@nb.njit(nb.types.Tuple((nb.uint64, nb.uint32, nb.int64, nb.int64, nb.boolean, nb.boolean))(
+    nb.int64, nb.uint64, nb.uint32, nb.int64, _U8, _U8, _U8, _U64A, _I64A, _U8, _U8), cache=True, _nrt=False)
+def _nat_apply_call(a, mask, fw, sp, pcode, pcard, pbit, deal_clear, deal_nd, code, high_bit):
+    """``_nat_apply``, called."""
+    return _nat_apply(a, mask, fw, sp, pcode, pcard, pbit, deal_clear, deal_nd, code, high_bit)
+
+
+@nb.njit(nb.types.Tuple((nb.uint64, nb.uint32, nb.int64, nb.boolean))(nb.uint64, nb.uint32, _U8, _U8, _U8),
+         cache=True, _nrt=False)
+def _nat_resolve_call(mask, fw, pcode, code, high_bit):
+    """``_nat_resolve``, called."""
+    return _nat_resolve(mask, fw, pcode, code, high_bit)
+
+
+@nb.njit(nb.int64(nb.uint64, nb.uint32, nb.int64, nb.int64, _U8, _U8, _U8, nb.int64, nb.boolean, nb.boolean,
+                  nb.boolean), cache=True, _nrt=False)
+def _nat_legal_count_call(mask, fw, sp, nstock, pcode, code, high_bit, fill, sensible, leftmost, must_fill):
+    """``_nat_legal_count``, called."""
+    return _nat_legal_count(mask, fw, sp, nstock, pcode, code, high_bit, fill, sensible, leftmost, must_fill)
+
+
+@nb.njit(nb.int64(nb.uint64, nb.uint32, nb.int64, nb.int64, _U8, _U8, _U8, nb.int64, nb.boolean, nb.boolean,
+                  nb.boolean, _I32), cache=True, _nrt=False)
+def _nat_gen_call(mask, fw, sp, nstock, pcode, code, high_bit, fill, sensible, leftmost, must_fill, out):
+    """``_nat_gen``, called."""
+    return _nat_gen(mask, fw, sp, nstock, pcode, code, high_bit, fill, sensible, leftmost, must_fill, out)
+
+
 @nb.njit(cache=True, inline="always", _nrt=False)
 def _nat_slot_pattern(mask, fw, pcard, high_bit, out):
     """``_slot_pattern`` of a native position: per pile its lone card, -1 when empty, -2 for two or more."""
@@ -1016,7 +1053,7 @@ def _finish_line_native(line, nline, nstock, start_mask, pcode, pcard, pbit, dea
         decisions = 0
         for i in range(nline + 1):
             sp = np.int64(best_keys1[i] >> np.uint64(52))
-            c = _nat_legal_count(best_keys1[i] & MASK52, best_keys2[i], sp, nstock, pcode, code, high_bit, fill,
+            c = _nat_legal_count_call(best_keys1[i] & MASK52, best_keys2[i], sp, nstock, pcode, code, high_bit, fill,
                                  sensible, leftmost, must_fill)
             if sp == nstock:
                 c += 1  # stopping is a choice once the stock is empty
@@ -1042,7 +1079,7 @@ def _finish_line_native(line, nline, nstock, start_mask, pcode, pcard, pbit, dea
             mask_at, fw_at = mask, fw
             j = i
             while j < nline and (line[j] & 3) == KIND_MOVE and _nat_count(mask, fw, (line[j] >> 2) & 3) == 1:
-                mask, fw, sp, _nd, _full, _lone = _nat_apply(line[j], mask, fw, sp, pcode, pcard, pbit, deal_clear,
+                mask, fw, sp, _nd, _full, _lone = _nat_apply_call(line[j], mask, fw, sp, pcode, pcard, pbit, deal_clear,
                                                              deal_nd, code, high_bit)
                 j += 1
             _nat_slot_pattern(mask, fw, pcard, high_bit, goal)
@@ -1053,17 +1090,17 @@ def _finish_line_native(line, nline, nstock, start_mask, pcode, pcard, pbit, dea
             mask, fw = mask_at, fw_at
             for t in range(m):
                 b = line[i + t] if keep else path[t]
-                if _nat_legal_count(mask, fw, sp, nstock, pcode, code, high_bit, fill, sensible, leftmost,
+                if _nat_legal_count_call(mask, fw, sp, nstock, pcode, code, high_bit, fill, sensible, leftmost,
                                     must_fill) + (1 if sp == nstock else 0) > 1:
                     decisions += 1
                 moves += 1
-                mask, fw, sp, _nd, _full, _lone = _nat_apply(b, mask, fw, sp, pcode, pcard, pbit, deal_clear,
+                mask, fw, sp, _nd, _full, _lone = _nat_apply_call(b, mask, fw, sp, pcode, pcard, pbit, deal_clear,
                                                              deal_nd, code, high_bit)
                 line[n] = b
                 n += 1
             i = j
             continue
-        c = _nat_legal_count(mask, fw, sp, nstock, pcode, code, high_bit, fill, sensible, leftmost, must_fill)
+        c = _nat_legal_count_call(mask, fw, sp, nstock, pcode, code, high_bit, fill, sensible, leftmost, must_fill)
         if sp == nstock:
             c += 1  # stopping is a choice once the stock is empty
         if c > 1 and (i < nline or sp == nstock):
@@ -1071,7 +1108,7 @@ def _finish_line_native(line, nline, nstock, start_mask, pcode, pcard, pbit, dea
         if i >= nline:
             break
         a = line[i]
-        mask, fw, sp, _nd, _full, _lone = _nat_apply(a, mask, fw, sp, pcode, pcard, pbit, deal_clear, deal_nd,
+        mask, fw, sp, _nd, _full, _lone = _nat_apply_call(a, mask, fw, sp, pcode, pcard, pbit, deal_clear, deal_nd,
                                                      code, high_bit)
         if (a & 3) == KIND_MOVE:
             moves += 1
@@ -1105,8 +1142,8 @@ def _search_native(nstock, start_mask, start_score, pcode, pcard, pbit, deal_cle
     keys1[0] = start_mask
     keys2[0] = fw
     scores[0] = start_score
-    nacts[0] = _nat_gen(start_mask, fw, 0, nstock, pcode, code, high_bit, fill, sensible, leftmost, must_fill,
-                        acts[0])
+    nacts[0] = _nat_gen_call(start_mask, fw, 0, nstock, pcode, code, high_bit, fill, sensible, leftmost, must_fill,
+                            acts[0])
     idx[0] = 0
     k = 0
     while True:
@@ -1509,7 +1546,7 @@ def _solve_many(init_piles, init_h, stocks, nstocks, start_scores, natives, reso
                 clear |= np.uint64(_beaten(t3, t0, t1, t2)) << np.uint64(39 + i)
                 deal_clear[i] = clear
                 deal_nd[i] = _popcount(clear)
-            mask0, _fw, nd, _full = _nat_resolve(DEAL_BITS, NO_FOREIGN4, pcode, code, high_bit)
+            mask0, _fw, nd, _full = _nat_resolve_call(DEAL_BITS, NO_FOREIGN4, pcode, code, high_bit)
             best, blen, nodes, status = _search_native(
                 ns, mask0, start_scores[n] + nd, pcode, pcard, pbit, deal_clear, deal_nd, code, high_bit, fill, sensible, leftmost,
                 must_fill, node_limit, tt, tt_mask, np.uint32(first_epoch + n),

@@ -50,7 +50,7 @@ def measure_solver(rules_name: str, *, decks: int, chunk: int) -> Measurement:
     cpu = time.process_time() - cpu0
     nodes = np.concatenate(all_nodes)
     extra = _nodes_extra(nodes)
-    extra["tt_mib"] = ((1 << tt_bits_for(rules)) * BUCKET * 16) // (1 << 20)
+    extra["tt_mib"] = round(((1 << tt_bits_for(rules)) * BUCKET * 16) / (1 << 20), 2)
     extra["cpu_rate"] = round(decks / cpu, 1) if cpu > 0 else 0
     return Measurement(rate=decks / elapsed, unit="decks/s", items=decks, seconds=elapsed, extra=extra)
 

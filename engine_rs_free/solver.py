@@ -1625,7 +1625,9 @@ def _rule_args(rules: Rules):
 
 
 def _run(init_piles, init_h, stocks, nstocks, start_scores, natives, resolve_start, rules, node_limit,
-         want_lines, tt_bits=None, search="auto"):
+         want_lines, tt_bits=None, search="generic"):
+    """Solve every start position; ``search='auto'`` only for fresh deals (``_deck_inputs``), which
+    the native search needs (every pile holds its first card, the stock is the other 48)."""
     n = init_piles.shape[0]
     if node_limit is not None and int(node_limit) < 1:
         raise ValueError(f"node_limit {node_limit!r} is not positive; give 1 or more, or None for no limit")
@@ -1641,7 +1643,7 @@ def _run(init_piles, init_h, stocks, nstocks, start_scores, natives, resolve_sta
     line_buf = np.zeros(max(64 * n, 64), np.int32)
     line_buf = _solve_many(
         init_piles, init_h, stocks, nstocks, start_scores, natives, resolve_start,
-        bool(search == "auto" and resolve_start and rules.fill != FILL_ANY and not rules.optional_discards),
+        bool(search == "auto" and rules.fill != FILL_ANY and not rules.optional_discards),
         *_rule_args(rules), limit,
         ws.tt, np.uint64((1 << ws.tt_bits) - 1), first_epoch,
         ws.acts, ws.nacts, ws.idx, ws.path, ws.lone, ws.keys1, ws.keys2, ws.rbase, ws.rec_pile, ws.rec_card,

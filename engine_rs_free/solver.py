@@ -1147,17 +1147,23 @@ def _search_native(nstock, start_mask, start_score, pcode, pcard, pbit, deal_cle
                             acts[0])
     idx[0] = 0
     k = 0
+    a = -1  # an action already chosen (a deal from a position with no empty pile), or -1
+    mask = start_mask
+    sp = np.int64(0)
     while True:
-        if idx[k] >= nacts[k]:
-            if k == 0:
-                break
-            k -= 1  # the parent's position is its frame: nothing to undo
-            continue
-        a = acts[k, idx[k]]
-        idx[k] += 1
-        mask, fw, sp, nd, full, is_lone = _nat_apply(a, keys1[k] & MASK52, keys2[k],
-                                                     np.int64(keys1[k] >> np.uint64(52)), pcode, pcard, pbit,
-                                                     deal_clear, deal_nd, code, high_bit)
+        if a < 0:
+            if idx[k] >= nacts[k]:
+                if k == 0:
+                    break
+                k -= 1  # the parent's position is its frame: nothing to undo
+                continue
+            a = acts[k, idx[k]]
+            idx[k] += 1
+            mask = keys1[k] & MASK52
+            sp = np.int64(keys1[k] >> np.uint64(52))
+            fw = keys2[k]
+        mask, fw, sp, nd, full, is_lone = _nat_apply(a, mask, fw, sp, pcode, pcard, pbit, deal_clear, deal_nd, code,
+                                                     high_bit)
         score = scores[k] + nd
         path[k] = a
         lone[k] = is_lone
@@ -1182,6 +1188,7 @@ def _search_native(nstock, start_mask, start_score, pcode, pcard, pbit, deal_cle
                 else:
                     e1, e2 = _nat_end_key(mask, fw, sp, pcard, high_bit)
                     skip = _tt_seen_or_add(tt, e1, e2, epoch, sp, tt_mask)
+        a = -1
         if skip:
             continue
         if node_limit > 0 and nodes >= node_limit:
@@ -1209,12 +1216,14 @@ def _search_native(nstock, start_mask, start_score, pcode, pcard, pbit, deal_cle
         keys2[k] = fw
         scores[k] = score
         if full:
-            acts[k, 0] = KIND_DEAL
+            # no pile is empty: the deal is the only action; take it at once, from the registers
             nacts[k] = 1
+            idx[k] = 1
+            a = KIND_DEAL
         else:
             nacts[k] = _nat_gen(mask, fw, sp, nstock, pcode, code, high_bit, fill, sensible, leftmost, must_fill,
                                 acts[k])
-        idx[k] = 0
+            idx[k] = 0
     return best, best_len, nodes, status
 
 

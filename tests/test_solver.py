@@ -16,6 +16,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from engine_rs_free import game
 from engine_rs_free.cards import parse_deck
@@ -188,6 +190,19 @@ def test_native_search_equals_generic_search(variant):
 def test_native_search_equals_generic_search_full_count(variant):
     count = 1000 if variant in ("standard", "reverse", "standard+leftmost", "standard+must_fill") else 10_000
     _check_native_equals_generic(variant, count, seed=42)
+
+
+@settings(max_examples=300, deadline=None)
+@given(deck=st.permutations(range(52)),
+       variant=st.sampled_from(["strict", "strict+sensible", "strict+leftmost+must_fill", "standard+sensible",
+                                "standard+must_fill", "standard+sensible+leftmost+must_fill",
+                                "reverse+sensible+leftmost"]))
+def test_native_search_equals_generic_search_on_any_deck(deck, variant):
+    decks = np.array([deck], np.uint8)
+    fast = solve_batch(decks, variant)
+    slow = solve_batch(decks, variant, search="generic")
+    assert (fast.max_score[0], fast.status) == (slow.max_score[0], slow.status)
+    assert game.replay(decks[0], fast.lines[0], variant).score == fast.max_score[0]
 
 
 def test_reverse_equals_standard_on_relabelled_decks():

@@ -625,6 +625,19 @@ def _upper_bound(piles, h, sp, smax, strength, fill, mask, top_mask):
     return WIN_SCORE - dead
 
 
+@nb.njit(cache=True, inline="always", _nrt=False)
+def _on_lone_run(keys1, keys2, lone, k, n1, n2):
+    """Cycle guard: the key (n1, n2) is that of a frame on the current run of lone moves (frames k, k-1, ...
+    back to the one the run started from), so a lone move must not step back onto it."""
+    j = k
+    while True:
+        if keys1[j] == n1 and keys2[j] == n2:
+            return True
+        if j == 0 or not lone[j - 1]:
+            return False
+        j -= 1
+
+
 @nb.njit(cache=True, _nrt=False)
 def _search(stock, nstock, smax, piles, h, start_score, strength, code, native, fill, optional, sensible,
             leftmost, must_fill, node_limit, tt, tt_mask, epoch,
@@ -692,15 +705,7 @@ def _search(stock, nstock, smax, piles, h, start_score, strength, code, native, 
                 mask &= ~(np.uint64(1) << np.uint64(rec_card[i]))
             n1, n2 = _key_of(mask, piles, h, sp, nstock, native)
             if is_lone:
-                # cycle guard: never step back onto a position of the current run of lone moves
-                j = k
-                while True:
-                    if keys1[j] == n1 and keys2[j] == n2:
-                        skip = True
-                        break
-                    if j == 0 or not lone[j - 1]:
-                        break
-                    j -= 1
+                skip = _on_lone_run(keys1, keys2, lone, k, n1, n2)
             # A table probe is the costliest part of a node (a cache miss). A position with no
             # empty pile has one child, a deal, so every other one of them (by stock position)
             # skips the table: a position met again is then caught one deal later, at its child.
@@ -869,7 +874,7 @@ def _nat_gen(mask, fw, sp, nstock, pcode, code, high_bit, fill, sensible, leftmo
             if fill == 1 and (_nat_top(mask, fw, src, pcode, code, high_bit) & 15) != 12:
                 continue
             for dst in range(4):
-                if dst == src or _nat_count(mask, fw, dst) != 0:
+                if _nat_count(mask, fw, dst) != 0:
                     continue
                 if (leftmost or end) and dst != first_empty:
                     continue
@@ -985,33 +990,32 @@ def _nat_legal_count(mask, fw, sp, nstock, pcode, code, high_bit, fill, sensible
 
 # Compiled once, called (not inlined) where speed matters less than compile time: the
 # line's finish and the root of the search. Explicit signatures: one compiled version.
-_U8 = nb.types.Array(nb.int8, 1, "C")
 _U64A = nb.types.Array(nb.uint64, 1, "C")
 _I64A = nb.types.Array(nb.int64, 1, "C")
 
 
 @nb.njit(nb.types.Tuple((nb.uint64, nb.uint32, nb.int64, nb.int64, nb.boolean, nb.boolean))(
-    nb.int64, nb.uint64, nb.uint32, nb.int64, _U8, _U8, _U8, _U64A, _I64A, _U8, _U8), cache=True, _nrt=False)
+    nb.int64, nb.uint64, nb.uint32, nb.int64, _I8, _I8, _I8, _U64A, _I64A, _I8, _I8), cache=True, _nrt=False)
 def _nat_apply_call(a, mask, fw, sp, pcode, pcard, pbit, deal_clear, deal_nd, code, high_bit):
     """``_nat_apply``, called."""
     return _nat_apply(a, mask, fw, sp, pcode, pcard, pbit, deal_clear, deal_nd, code, high_bit)
 
 
-@nb.njit(nb.types.Tuple((nb.uint64, nb.uint32, nb.int64, nb.boolean))(nb.uint64, nb.uint32, _U8, _U8, _U8),
+@nb.njit(nb.types.Tuple((nb.uint64, nb.uint32, nb.int64, nb.boolean))(nb.uint64, nb.uint32, _I8, _I8, _I8),
          cache=True, _nrt=False)
 def _nat_resolve_call(mask, fw, pcode, code, high_bit):
     """``_nat_resolve``, called."""
     return _nat_resolve(mask, fw, pcode, code, high_bit)
 
 
-@nb.njit(nb.int64(nb.uint64, nb.uint32, nb.int64, nb.int64, _U8, _U8, _U8, nb.int64, nb.boolean, nb.boolean,
+@nb.njit(nb.int64(nb.uint64, nb.uint32, nb.int64, nb.int64, _I8, _I8, _I8, nb.int64, nb.boolean, nb.boolean,
                   nb.boolean), cache=True, _nrt=False)
 def _nat_legal_count_call(mask, fw, sp, nstock, pcode, code, high_bit, fill, sensible, leftmost, must_fill):
     """``_nat_legal_count``, called."""
     return _nat_legal_count(mask, fw, sp, nstock, pcode, code, high_bit, fill, sensible, leftmost, must_fill)
 
 
-@nb.njit(nb.int64(nb.uint64, nb.uint32, nb.int64, nb.int64, _U8, _U8, _U8, nb.int64, nb.boolean, nb.boolean,
+@nb.njit(nb.int64(nb.uint64, nb.uint32, nb.int64, nb.int64, _I8, _I8, _I8, nb.int64, nb.boolean, nb.boolean,
                   nb.boolean, _I32), cache=True, _nrt=False)
 def _nat_gen_call(mask, fw, sp, nstock, pcode, code, high_bit, fill, sensible, leftmost, must_fill, out):
     """``_nat_gen``, called."""
@@ -1172,15 +1176,7 @@ def _search_native(nstock, start_mask, start_score, pcode, pcard, pbit, deal_cle
         skip = False
         if not leaf:
             if is_lone:
-                # cycle guard: never step back onto a position of the current run of lone moves
-                j = k
-                while True:
-                    if keys1[j] == n1 and keys2[j] == fw:
-                        skip = True
-                        break
-                    if j == 0 or not lone[j - 1]:
-                        break
-                    j -= 1
+                skip = _on_lone_run(keys1, keys2, lone, k, n1, fw)
             # as in _search: a position with no empty pile is looked up at every other stock position
             if not skip and not (full and (sp & 4) != 0):
                 if sp < nstock:

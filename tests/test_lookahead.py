@@ -6,8 +6,9 @@ game counts against a replay of the line through ``game.py``. Play: lines
 replay to the score, results are deterministic and independent of the batch,
 the real stock order is never read (permuting the undealt cards after a
 decision changes nothing up to it), and pimc never beats the clairvoyant
-solver on any deal; it beats the simpler policies of the batch engine (not greedy
-or lookahead in mean score: see BEATEN).
+solver on any deal; it beats the simpler policies of the batch engine in mean
+score, and (slow test) wins more often than greedy and lookahead, beats greedy
+in mean score and ties lookahead in it.
 """
 
 from __future__ import annotations
@@ -48,14 +49,20 @@ PURE = "pimc:samples=4,guide=none"  # pure PIMC: no guiding policy
 @pytest.mark.parametrize(
     "text, canonical",
     [
-        ("pimc", "pimc:samples=8,inner=sensible+leftmost+must_fill,guide=lookahead"),
-        ("pimc:samples=32", "pimc:samples=32,inner=sensible+leftmost+must_fill,guide=lookahead"),
-        ("PIMC: inner = leftmost+sensible , samples=16", "pimc:samples=16,inner=sensible+leftmost,guide=lookahead"),
+        ("pimc", "pimc:samples=8,inner=sensible+leftmost+must_fill,guide=lookahead,margin=3"),
+        ("pimc:samples=32", "pimc:samples=32,inner=sensible+leftmost+must_fill,guide=lookahead,margin=12"),
+        ("PIMC: inner = leftmost+sensible , samples=16",
+         "pimc:samples=16,inner=sensible+leftmost,guide=lookahead,margin=6"),
         ("pimc:inner=none,guide=none", "pimc:samples=8,inner=none,guide=none"),
+        ("pimc:inner=none,guide=none,margin=5", "pimc:samples=8,inner=none,guide=none"),  # no guide to override
         ("pimc:guide=greedy,inner=must_fill+sensible+leftmost",
-         "pimc:samples=8,inner=sensible+leftmost+must_fill,guide=greedy"),
-        ("pimc:samples=4,nodes=5000,inner=sensible", "pimc:samples=4,inner=sensible,guide=lookahead,nodes=5000"),
-        ("pimc:nodes=0", "pimc:samples=8,inner=sensible+leftmost+must_fill,guide=lookahead"),
+         "pimc:samples=8,inner=sensible+leftmost+must_fill,guide=greedy,margin=3"),
+        ("pimc:samples=4,nodes=5000,inner=sensible",
+         "pimc:samples=4,inner=sensible,guide=lookahead,margin=2,nodes=5000"),
+        ("pimc:nodes=0", "pimc:samples=8,inner=sensible+leftmost+must_fill,guide=lookahead,margin=3"),
+        ("pimc:margin=1,samples=1", "pimc:samples=1,inner=sensible+leftmost+must_fill,guide=lookahead,margin=1"),
+        ("pimc:samples=2", "pimc:samples=2,inner=sensible+leftmost+must_fill,guide=lookahead,margin=1"),
+        ("pimc:margin=3", "pimc:samples=8,inner=sensible+leftmost+must_fill,guide=lookahead,margin=3"),
     ],
 )
 def test_canonical_names(text, canonical):
@@ -77,6 +84,8 @@ def test_canonical_names(text, canonical):
         ("pimc:", "ends with ':'"),
         ("pimc:samples", "needs a value"),
         ("pimc:guide=random", "guide='random' in player 'pimc:guide=random' is not one of none, nomove"),
+        ("pimc:margin=0", "margin=0 in player 'pimc:margin=0' is out of range; use 1..4096"),
+        ("pimc:margin=-1", "needs a whole number"),
     ],
 )
 def test_name_errors_say_what_is_wrong(text, fragment):
@@ -336,11 +345,8 @@ def _policy_scores(decks, variant, idx):
             for p in ("nomove", "random", "greedy", "aces", "human", "lookahead")}
 
 
-# Measured on standard deals 0..599 (seed 2026), paired with the policies on the same deals: guided pimc
-# with samples=8 wins 2.83 % against lookahead's 2.00 % (gap +0.83 points, 95 % -0.15..+1.81) with a mean
-# score 0.37 lower (-0.62..-0.12); with samples=32 it wins 2.83 % (gap +0.83, +0.11..+1.56) with the same
-# mean score (+0.01, -0.10..+0.11), and greedy's mean is within +-0.4 of both. So pimc surely beats
-# nomove, random, aces and human in mean score; greedy and lookahead are the xfail test below.
+# pimc surely beats nomove, random, aces and human in mean score (by about a point); against greedy and
+# lookahead see the slow test at the end of this section and lookahead.py's docstring (margin).
 BEATEN = ("nomove", "random", "aces", "human")
 
 
@@ -372,12 +378,29 @@ def test_beats_the_simpler_policies_and_stays_below_the_solver_slow(variant, pla
         assert _counts_from_line(decks[n], res.lines[n], variant)[0] == pimc[n]
 
 
+def _paired_interval(a, b) -> tuple[float, float]:
+    """95 % normal interval of the mean of a - b over paired rows."""
+    d = np.asarray(a, dtype=float) - np.asarray(b, dtype=float)
+    half = 1.96 * d.std(ddof=1) / math.sqrt(len(d))
+    return d.mean() - half, d.mean() + half
+
+
 @pytest.mark.slow
-@pytest.mark.xfail(reason="measured shortfall: pimc's mean score is below greedy and lookahead on standard "
-                          "(see BEATEN)", strict=False)
-@pytest.mark.parametrize("policy", ["greedy", "lookahead"])
-def test_beats_greedy_and_lookahead_in_mean_score_slow(policy):
-    decks = deal_batch(SEED, 10_000, 400)
-    idx = np.arange(10_000, 10_400)
+def test_wins_more_than_greedy_and_lookahead_and_ties_lookahead_in_mean_score_slow():
+    """The default pimc (samples=8) on 6,000 standard deals no margin was tuned on (20000..25999).
+
+    It wins more often than greedy and lookahead (paired 95 % interval of the
+    win-rate gap above 0), scores more than greedy, and scores no less than
+    lookahead by more than 0.03 point. It does *not* beat lookahead in mean
+    score: measured +0.001 ± 0.012 on 8,000 deals (lookahead.py, margin).
+    """
+    n = 6000
+    decks = deal_batch(SEED, 20_000, n)
+    idx = np.arange(20_000, 20_000 + n)
     pimc = pimc_batch(decks, "standard", "pimc:samples=8", seed=SEED, indices=idx).score.astype(int)
-    assert pimc.mean() > play_batch(decks, "standard", policy, seed=SEED, indices=idx).score.mean()
+    for policy in ("greedy", "lookahead"):
+        other = play_batch(decks, "standard", policy, seed=SEED, indices=idx).score.astype(int)
+        lo, hi = _paired_interval(pimc == 48, other == 48)
+        assert lo > 0, (policy, "wins", lo, hi)
+        lo, hi = _paired_interval(pimc, other)
+        assert lo > (0 if policy == "greedy" else -0.03), (policy, "mean score", lo, hi)

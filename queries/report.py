@@ -460,8 +460,14 @@ def policy_description(policy: str, bullets: dict[str, str]) -> str:
         parts = [f"{o} ({RESTRICTION_TEXT.get(o, o)})" for o in restr.split("+")]
         return "the exact solver restricted to: " + "; ".join(parts)
     if base == "pimc":
-        return ("honest sampling player: at each decision it samples orders of the unseen stock, solves each "
-                "sample clairvoyantly and takes the choice that wins most samples (perfect-information Monte Carlo)")
+        params = dict(item.partition("=")[::2] for item in policy.partition(":")[2].split(",") if "=" in item)
+        text = ("honest sampling player (perfect-information Monte Carlo): at each decision it samples "
+                f"{params.get('samples', 'K')} orders of the unseen stock, solves each sample clairvoyantly and ")
+        guide = params.get("guide", "none")
+        if guide == "none":
+            return text + "takes the choice that wins most samples"
+        return text + (f"plays as the {guide} policy does, unless another choice wins at least "
+                       f"{params.get('margin', 'M')} samples more")
     return bullets.get(base, "a named policy of engine_rs_free/policies.py")
 
 

@@ -240,6 +240,22 @@ def _code_checksums() -> dict:
     }
 
 
+def honest_gap_rows(con, headline: list[dict]) -> list[dict]:
+    """The best honest player of each variant (the headline's) against the other honest players, paired.
+
+    The rows of the ``policy_gap`` query run with that player as its reference,
+    kept to its variant and to honest players; ``reference_only`` counts the
+    deals the best player wins and the other loses, ``policy_only`` the reverse.
+    """
+    out = []
+    for h in headline:
+        if h["kind"] != "honest":
+            continue
+        rows = _rows(run_query(con, "policy_gap", reference=h["player"]))
+        out += [r for r in rows if r["variant"] == h["variant"] and r["kind"] == "honest"]
+    return sorted(out, key=lambda r: (r["variant"], r["policy"]))
+
+
 def collect(data: str | os.PathLike) -> dict:
     """Build the catalog and compute the whole report document (what report.json holds)."""
     import duckdb
@@ -250,6 +266,7 @@ def collect(data: str | os.PathLike) -> dict:
     try:
         arrow = {name: run_query(con, name) for name in REPORT_QUERIES}
         tables = {name: _rows(t) for name, t in arrow.items()}
+        tables["honest_gap"] = honest_gap_rows(con, tables["headline"])
         total_rows = con.execute("SELECT count(*) FROM results").fetchall()[0][0]
         distinct_deals = con.execute("SELECT count(*) FROM deals").fetchall()[0][0]
         # The key (seed, deal, variant, policy) is unique by the pipeline's contract; a
@@ -592,6 +609,16 @@ def _gap_table(doc):
              for r in doc["tables"]["policy_gap"]])
 
 
+def _honest_gap_table(doc):
+    return (["variant", "best honest", "other player", "paired deals", "best wins, other loses",
+             "other wins, best loses", "win-rate gap", "95% interval", "mean score gap", "95% interval"],
+            [[r["variant"], r["reference"], r["policy"], num(r["deals"]), num(r["reference_only"]),
+              num(r["policy_only"]), signed_pct(r["win_gap"]),
+              f"{signed_pct(r['win_gap_low'])} to {signed_pct(r['win_gap_high'])}",
+              signed(r["mean_score_gap"]), f"{signed(r['score_gap_low'])} to {signed(r['score_gap_high'])}"]
+             for r in doc["tables"]["honest_gap"]])
+
+
 def _voi_table(doc):
     return (["variant", "clairvoyant", "best honest", "paired deals", "value of seeing the stock", "95% interval",
              "clairvoyant / honest", "honest share of winnable deals"],
@@ -660,7 +687,10 @@ def render_markdown(doc: dict) -> str:
            _md_table(*_score_table(doc)), ""]
     md += ["## Policy gaps", "",
            "Each player against the unrestricted solver on the same deals (paired).", "",
-           _md_table(*_gap_table(doc)), ""]
+           _md_table(*_gap_table(doc)), "",
+           "The best honest player of each variant (as in the headline) against the other honest players on the "
+           "deals both played (paired; a positive gap favours the best player).", "",
+           _md_table(*_honest_gap_table(doc)), ""]
     md += ["## Value of information", "",
            "What seeing the stock is worth: the clairvoyant solver against the best honest player, on the same "
            "deals.", "", _md_table(*_voi_table(doc)), ""]
@@ -812,7 +842,10 @@ def render_html(doc: dict, info: dict) -> str:
           "Solver scores are its best score.</p>", _score_charts(doc), _html_table(*_score_table(doc)), "</section>"]
     h += ['<section id="gaps">', "<h2>Policy gaps</h2>",
           "<p>Each player against the unrestricted solver on the same deals (paired).</p>",
-          _html_table(*_gap_table(doc)), "</section>"]
+          _html_table(*_gap_table(doc)),
+          "<p>The best honest player of each variant (as in the headline) against the other honest players on the "
+          "deals both played (paired; a positive gap favours the best player).</p>",
+          _html_table(*_honest_gap_table(doc)), "</section>"]
     h += ['<section id="voi">', "<h2>Value of information</h2>",
           "<p>What seeing the stock is worth: the clairvoyant solver against the best honest player, on the same "
           "deals.</p>", _html_table(*_voi_table(doc)), "</section>"]

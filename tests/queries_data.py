@@ -199,35 +199,38 @@ def expected_tables(data: Path, reference: str = "solver") -> dict[str, list[dic
                          "deals": counts[s], "share": counts[s] / t["deals"], "at_least": sum(counts[s:])})
     out["score_distribution"] = dist
 
-    gaps = []
-    for t in tallies:
-        if t["policy"] == reference:
-            continue
-        rows = _paired(df, t["variant"], t["policy"], reference)
-        if not rows:
-            continue
-        n = len(rows)
-        ref_only = sum(1 for r in rows if r["rw"] and not r["pw"])
-        pol_only = sum(1 for r in rows if r["pw"] and not r["rw"])
-        undecided = sum(1 for r in rows if r["rg"] and not r["pw"])
-        d_win = [int(r["rw"]) - int(r["pw"]) for r in rows]
-        d_score = [r["rs"] - r["ps"] for r in rows]
-        wg, wsd = _normal(d_win)
-        sg, ssd = _normal(d_score)
-        gaps.append({
-            "variant": t["variant"], "policy": t["policy"], "kind": kind(t["policy"]), "reference": reference,
-            "deals": n, "reference_wins": sum(r["rw"] for r in rows), "policy_wins": sum(r["pw"] for r in rows),
-            "reference_only": ref_only, "policy_only": pol_only, "undecided": undecided,
-            "share": ref_only / n, "share_low": wilson(ref_only, n)[0], "share_high": wilson(ref_only + undecided, n)[1],
-            "win_gap": wg,
-            "win_gap_low": None if wsd is None else wg - Z * wsd / math.sqrt(n),
-            "win_gap_high": None if wsd is None else wg + Z * wsd / math.sqrt(n) + undecided / n,
-            "score_gap_sum": sum(d_score), "score_gap_sq_sum": sum(d * d for d in d_score),
-            "mean_score_gap": sg, "score_gap_sd": ssd,
-            "score_gap_low": None if ssd is None else sg - Z * ssd / math.sqrt(n),
-            "score_gap_high": None if ssd is None else sg + Z * ssd / math.sqrt(n),
-        })
-    out["policy_gap"] = gaps
+    def gap_rows(reference, variant=None):
+        gaps = []
+        for t in tallies:
+            if t["policy"] == reference or variant not in (None, t["variant"]):
+                continue
+            rows = _paired(df, t["variant"], t["policy"], reference)
+            if not rows:
+                continue
+            n = len(rows)
+            ref_only = sum(1 for r in rows if r["rw"] and not r["pw"])
+            pol_only = sum(1 for r in rows if r["pw"] and not r["rw"])
+            undecided = sum(1 for r in rows if r["rg"] and not r["pw"])
+            d_win = [int(r["rw"]) - int(r["pw"]) for r in rows]
+            d_score = [r["rs"] - r["ps"] for r in rows]
+            wg, wsd = _normal(d_win)
+            sg, ssd = _normal(d_score)
+            gaps.append({
+                "variant": t["variant"], "policy": t["policy"], "kind": kind(t["policy"]), "reference": reference,
+                "deals": n, "reference_wins": sum(r["rw"] for r in rows), "policy_wins": sum(r["pw"] for r in rows),
+                "reference_only": ref_only, "policy_only": pol_only, "undecided": undecided,
+                "share": ref_only / n, "share_low": wilson(ref_only, n)[0], "share_high": wilson(ref_only + undecided, n)[1],
+                "win_gap": wg,
+                "win_gap_low": None if wsd is None else wg - Z * wsd / math.sqrt(n),
+                "win_gap_high": None if wsd is None else wg + Z * wsd / math.sqrt(n) + undecided / n,
+                "score_gap_sum": sum(d_score), "score_gap_sq_sum": sum(d * d for d in d_score),
+                "mean_score_gap": sg, "score_gap_sd": ssd,
+                "score_gap_low": None if ssd is None else sg - Z * ssd / math.sqrt(n),
+                "score_gap_high": None if ssd is None else sg + Z * ssd / math.sqrt(n),
+            })
+        return gaps
+
+    out["policy_gap"] = gap_rows(reference)
 
     def best_honest(variant):
         cands = [t for t in tallies if t["variant"] == variant and kind(t["policy"]) == "honest"]
@@ -270,6 +273,9 @@ def expected_tables(data: Path, reference: str = "solver") -> dict[str, list[dic
             "ratio": ref_w / hon_w if hon_w else None, "honest_share": hon_w / ref_w if ref_w else None,
         })
     out["headline"] = headline
+    # the best honest player of each variant against the other honest players of it
+    out["honest_gap"] = [g for h in headline if h["kind"] == "honest"
+                         for g in gap_rows(h["player"], h["variant"]) if g["kind"] == "honest"]
     out["value_of_information"] = voi
 
     claims = []
@@ -352,6 +358,7 @@ TABLE_KEYS = {
     "win_odds": ("variant", "policy"),
     "score_distribution": ("variant", "policy", "score"),
     "policy_gap": ("variant", "policy"),
+    "honest_gap": ("variant", "policy"),
     "value_of_information": ("variant",),
     "claims": ("claim_id", "variant", "policy"),
     "solver_ladder": ("variant", "policy"),

@@ -211,7 +211,7 @@ def _toml_value(v: object) -> str:
 # -- the embedded default ------------------------------------------------------------
 
 _LADDER = ("solver:sensible", "solver:leftmost", "solver:must_fill")
-_PLAIN = ("nomove", "greedy", "human")
+_PLAIN = ("nomove", "greedy", "human", "lookahead")
 
 DEFAULT_SPEC = {
     "seed": 2026,
@@ -224,7 +224,7 @@ DEFAULT_SPEC = {
     "lines": False,
     "node_limit": 0,
     # Counts measured on the engine (deals per second on one core, Nov 30 2026): plain policies
-    # 40k-140k; solver standard/reverse ~90, strict ~14000, easy ~5 (standard+optional: under 1,
+    # 200k-500k; solver standard/reverse ~90, strict ~14000, easy ~5 (standard+optional: under 1,
     # with deals that run for minutes, so it is left out: run it with a node_limit);
     # restricted solver standard ~18000, easy ~220; ladder (standard) sensible ~1500, leftmost
     # ~220, must_fill ~5000; pimc:samples=8 standard/reverse ~150, strict ~1000, easy far under 0.1.
@@ -243,8 +243,10 @@ DEFAULT_SPEC = {
         "solver:leftmost": 2_000,
         "solver:must_fill": 20_000,
         # the honest sampling player (guided pimc, ~150 games/s standard/reverse, ~1000 strict;
-        # its easy games take minutes each, so easy is left out)
+        # its easy games take minutes each, so easy is left out); standard gets 5,000 deals so
+        # that its paired gap to lookahead (~+0.4 points) can show in the report
         "pimc:samples=8": 2_000,
+        "standard/pimc:samples=8": 5_000,
         "strict/pimc:samples=8": 5_000,
         "easy/pimc:samples=8": 0,
     },

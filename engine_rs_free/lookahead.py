@@ -127,7 +127,6 @@ def default_margin(samples: int) -> int:
     return max(1, -(-3 * samples // 8))
 
 
-
 @dataclass(frozen=True)
 class PimcSpec:
     """A parsed ``pimc`` player: samples K, inner restriction options, guide, override margin, node limit.

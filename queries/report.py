@@ -247,12 +247,14 @@ def honest_gap_rows(con, headline: list[dict]) -> list[dict]:
     kept to its variant and to honest players; ``reference_only`` counts the
     deals the best player wins and the other loses, ``policy_only`` the reverse.
     """
-    out = []
+    variants_of: dict[str, set[str]] = {}
     for h in headline:
-        if h["kind"] != "honest":
-            continue
-        rows = _rows(run_query(con, "policy_gap", reference=h["player"]))
-        out += [r for r in rows if r["variant"] == h["variant"] and r["kind"] == "honest"]
+        if h["kind"] == "honest":
+            variants_of.setdefault(h["player"], set()).add(h["variant"])
+    out = []
+    for player, variants in variants_of.items():  # one query per player, however many variants it leads
+        rows = _rows(run_query(con, "policy_gap", reference=player))
+        out += [r for r in rows if r["variant"] in variants and r["kind"] == "honest"]
     return sorted(out, key=lambda r: (r["variant"], r["policy"]))
 
 
@@ -477,14 +479,15 @@ def policy_description(policy: str, bullets: dict[str, str]) -> str:
         parts = [f"{o} ({RESTRICTION_TEXT.get(o, o)})" for o in restr.split("+")]
         return "the exact solver restricted to: " + "; ".join(parts)
     if base == "pimc":
-        params = dict(item.partition("=")[::2] for item in policy.partition(":")[2].split(",") if "=" in item)
+        from engine_rs_free.lookahead import parse_pimc
+
+        spec = parse_pimc(policy)
         text = ("honest sampling player (perfect-information Monte Carlo): at each decision it samples "
-                f"{params.get('samples', 'K')} orders of the unseen stock, solves each sample clairvoyantly and ")
-        guide = params.get("guide", "none")
-        if guide == "none":
+                f"{spec.samples} orders of the unseen stock, solves each sample clairvoyantly and ")
+        if not spec.guide:
             return text + "takes the choice that wins most samples"
-        return text + (f"plays as the {guide} policy does, unless another choice wins at least "
-                       f"{params.get('margin', 'M')} samples more")
+        return text + (f"plays as the {spec.guide} policy does, unless another choice wins at least "
+                       f"{spec.override_margin} samples more")
     return bullets.get(base, "a named policy of engine_rs_free/policies.py")
 
 

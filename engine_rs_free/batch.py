@@ -55,6 +55,7 @@ import numpy as np
 
 from .cards import N_CARDS, SUIT
 from .deals import STREAM_POLICY, philox4x32
+from .errors import InputRangeError
 from .policies import MAX_ACTIONS, TOP_STRENGTH, PolicySpec, parse_policy
 from .rules import FILL_ACE, FILL_ANY, Rules, rules_by_name, strength_table
 
@@ -816,7 +817,7 @@ def check_batch_input(decks, indices, seed):
         raise ValueError(f"indices must have one deal index per deck ({n}); got shape {indices.shape}")
     seed = int(seed)
     if not 0 <= seed < 2**64:
-        raise ValueError(f"seed {seed!r} is out of range; use an integer in 0..2**64-1")
+        raise InputRangeError(f"seed {seed!r} is out of range; use an integer in 0..2**64-1")
     return decks, indices, seed
 
 

@@ -103,6 +103,7 @@ from . import solver as _solver
 from .batch import BatchResult, check_batch_input
 from .cards import N_CARDS
 from .deals import STREAM_SAMPLE, philox_shuffle
+from .errors import InputRangeError
 from .game import DEAL, N_PILES, WIN_SCORE, Action, State, apply, format_line, legal_actions, legal_moves, new_game
 from .policies import MAX_ACTIONS, GameResult, UnknownPolicyError, decide
 from .rules import Rules, rules_by_name
@@ -263,7 +264,7 @@ def sample_orders(unseen, samples: int, *, seed: int, index: int, decision: int)
     the result depends on the set of cards only, never on their real order.
     """
     if not 1 <= samples <= MAX_SAMPLES:
-        raise ValueError(f"samples={samples} is out of range; use 1..{MAX_SAMPLES}")
+        raise InputRangeError(f"samples={samples} is out of range; use 1..{MAX_SAMPLES}")
     if not 0 <= decision < 4096:
         raise ValueError(f"decision point {decision} is out of range 0..4095")
     cards = np.array(sorted(int(c) for c in unseen), dtype=np.int8)

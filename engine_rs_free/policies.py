@@ -88,6 +88,7 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from .deals import STREAM_POLICY, philox4x32
+from .errors import AcesUpError
 from .game import (
     DEAL,
     Action,
@@ -119,7 +120,7 @@ POLICY_PARAMS: dict[str, dict[str, tuple[int, int, int]]] = {
 POLICY_NAMES = tuple(POLICY_PARAMS)
 
 
-class UnknownPolicyError(ValueError):
+class UnknownPolicyError(AcesUpError):
     """A policy name, parameter or value that is not known."""
 
 

@@ -16,13 +16,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from .errors import AcesUpError
 from .rules import Rules, UnknownRulesError, rules_by_name
 
 SOLVER_PREFIX = "solver"
 PIMC_PREFIX = "pimc"
 
 
-class UnknownPlayerError(ValueError):
+class UnknownPlayerError(AcesUpError):
     """A player name that is neither a policy, ``pimc:…`` nor ``solver[:…]``."""
 
 

@@ -102,6 +102,7 @@ import numba as nb
 import numpy as np
 
 from .cards import N_CARDS, SUIT
+from .errors import InputRangeError, PositionParseError
 from .game import N_PILES, WIN_SCORE, State, new_game
 from .rules import FILL_ACE, FILL_ANY, Rules, rules_by_name, strength_table
 
@@ -1635,7 +1636,7 @@ def _run(init_piles, init_h, stocks, nstocks, start_scores, natives, resolve_sta
     the native search needs (every pile holds its first card, the stock is the other 48)."""
     n = init_piles.shape[0]
     if node_limit is not None and int(node_limit) < 1:
-        raise ValueError(f"node_limit {node_limit!r} is not positive; give 1 or more, or None for no limit")
+        raise InputRangeError(f"node_limit {node_limit!r} is not positive; give 1 or more, or None for no limit")
     limit = 0 if node_limit is None else int(node_limit)
     ws = _workspace(tt_bits if tt_bits is not None else tt_bits_for(rules))
     first_epoch = ws.next_epochs(max(n, 1))
@@ -1714,10 +1715,10 @@ def solve_deck(deck, rules: Rules | str = "standard", *, node_limit: int | None 
 def _position_inputs(state: State):
     stock = list(state.stock)
     if len(stock) % N_PILES:
-        raise ValueError(f"the stock holds {len(stock)} cards; a stock is dealt four at a time, so give a multiple of 4")
+        raise PositionParseError(f"the stock holds {len(stock)} cards; a stock is dealt four at a time, so give a multiple of 4")
     height = max(1, max(len(p) for p in state.piles))
     if height > MAX_HEIGHT:
-        raise ValueError(f"a pile holds {height} cards; at most {MAX_HEIGHT} are supported")
+        raise PositionParseError(f"a pile holds {height} cards; at most {MAX_HEIGHT} are supported")
     init_piles = np.zeros((1, N_PILES, height), np.int8)
     init_h = np.zeros((1, N_PILES), np.int32)
     natives = np.full((1, N_CARDS), -1, np.int8)

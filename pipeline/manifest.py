@@ -26,6 +26,7 @@ import json
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 
+from .errors import UserError
 from .storage import RUNS, DataStore
 
 FORMAT = 1
@@ -186,7 +187,7 @@ def read_manifest(store: DataStore, run_id: str) -> Manifest | None:
     try:
         return Manifest.from_json(store.read_bytes(rel).decode())
     except (ValueError, KeyError, TypeError) as exc:
-        raise ValueError(f"manifest {store.uri(rel)!r} is unreadable ({exc}); "
+        raise UserError(f"manifest {store.uri(rel)!r} is unreadable ({exc}); "
                          f"restore it or remove the run folder and re-run") from None
 
 

@@ -67,6 +67,7 @@ def _sources(args, bad):
 
     from engine_rs_free.cards import DeckParseError, iter_deck_lines, parse_deck
     from engine_rs_free.deals import deal_batch
+    from pipeline.errors import UserError
 
     if args.deck is not None:
         yield {}, parse_deck(args.deck)
@@ -75,8 +76,6 @@ def _sources(args, bad):
         try:
             fh = sys.stdin if args.decks == "-" else open(args.decks, encoding="utf-8")
         except OSError as exc:
-            from pipeline.errors import UserError
-
             raise UserError(f"cannot read deck file {args.decks!r}: {exc.strerror}; give a readable file or '-'")
         try:
             for number, item in iter_deck_lines(fh):
@@ -90,7 +89,7 @@ def _sources(args, bad):
                 fh.close()
         return
     if args.count < 1:
-        raise ValueError(f"--count {args.count} is not positive; give 1 or more")
+        raise UserError(f"--count {args.count} is not positive; give 1 or more")
     done = 0
     while done < args.count:
         n = min(CHUNK, args.count - done)
@@ -129,10 +128,11 @@ def run(args) -> int:
 
     from engine_rs_free.cards import format_deck
     from engine_rs_free.solver import solve_batch
+    from pipeline.errors import UserError
 
     rules = solver_rules(args)
     if args.node_limit is not None and args.node_limit < 1:
-        raise ValueError(f"--node-limit {args.node_limit} is not positive; give 1 or more, or leave it out")
+        raise UserError(f"--node-limit {args.node_limit} is not positive; give 1 or more, or leave it out")
     bad: list[int] = []
     out = sys.stdout
     for chunk in _chunks(_sources(args, bad), CHUNK):

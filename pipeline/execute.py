@@ -9,10 +9,14 @@ call it). It
    fixture, a Prefect flow) and leaves it running; otherwise joins
    ``ray_address`` / ``RAY_ADDRESS`` if given, or starts a local Ray on every
    core, and shuts down only what it started;
-3. keeps a bounded number of batch tasks in flight (a ``ray.wait`` loop), so
+3. fingerprints every variant × policy it will write, one Ray task per pair
+   on the workers (pipeline.fingerprint): a player whose behaviour differs
+   from the rows the folder holds stops the run before any batch
+   (FingerprintMismatch); every file's footer carries its pair's fingerprint;
+4. keeps a bounded number of batch tasks in flight (a ``ray.wait`` loop), so
    driver memory stays flat for any run size; each task writes its own file
    (pipeline.worker) and returns path, rows, checksum and seconds;
-4. records every finished batch in the manifest (only the driver writes it,
+5. records every finished batch in the manifest (only the driver writes it,
    atomically, at most every couple of seconds and at the end).
 
 Failures: Ray retries a task whose worker died (node removed, process killed)
@@ -30,11 +34,11 @@ import socket
 import time
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from .errors import UserError
 from .manifest import now_iso, write_manifest
-from .plan import DataLock, Plan, plan_run
+from .plan import DataLock, Plan, plan_run, write_plan
 from .progress import Progress
 from .spec import RunSpec
 from .storage import DataStore
@@ -60,6 +64,7 @@ class RunSummary:
     batches_skipped: int  # batches already in the folder (any run's) that the spec covers
     batches_reused: int  # planned batches whose finished file a worker found in place
     seconds: float
+    fingerprint_seconds: float = 0.0  # fingerprinting the pairs at run start (wall time)
     engine_seconds: float = 0.0  # sum over batches of dealing + playing time in the workers
     nodes: dict[str, int] = field(default_factory=dict)  # Ray node id -> batches it ran
     adopted: list[str] = field(default_factory=list)
@@ -116,6 +121,41 @@ def _batch_task():
     return acesup_batch
 
 
+def _fingerprint_tasks():
+    import ray
+
+    from . import fingerprint
+
+    @ray.remote(num_cpus=1)
+    def acesup_fingerprint(variant: str, policy: str, decks):
+        return fingerprint.compute(variant, policy, decks)
+
+    @ray.remote(num_cpus=1)
+    def acesup_recheck(data: str, rel: str, rows: int, node_limit):
+        return fingerprint.recheck_file(data, rel, rows, node_limit)
+
+    return acesup_fingerprint, acesup_recheck
+
+
+def fingerprint_on_ray(store: DataStore, plan: Plan, max_retries: int) -> dict[tuple[str, str], str]:
+    """pipeline.fingerprint.check_run for the pairs the plan writes, its work as Ray tasks."""
+    import ray
+
+    from .fingerprint import check_run
+
+    fp_task, recheck_task = (t.options(max_retries=max_retries) for t in _fingerprint_tasks())
+
+    def compute_many(requests):
+        return ray.get([fp_task.remote(v, p, d) for v, p, d in requests])
+
+    def recheck_many(requests):
+        return ray.get([recheck_task.remote(store.location, rel, n, nl) for rel, n, nl in requests])
+
+    pairs = [(j.variant, j.policy) for j in plan.jobs]
+    return check_run(store, pairs, run_id=plan.manifest.run_id, compute_many=compute_many,
+                     recheck_many=recheck_many)
+
+
 def _cluster_cpus() -> int:
     import ray
 
@@ -150,7 +190,7 @@ def execute_run(
     store = DataStore(spec.data)
     store.check_writable()
     with DataLock(store):
-        plan = plan_run(store, spec)
+        plan = plan_run(store, spec, write=False)
         summary = RunSummary(
             run_id=spec.run_id, data=store.location, rows_total=plan.rows_total, rows_written=0,
             rows_present=plan.rows_present, batches_done=0, batches_skipped=plan.batches_present,
@@ -159,11 +199,16 @@ def execute_run(
         )
         if not plan.jobs:
             plan.manifest.state = "done"
-            write_manifest(store, plan.manifest)
+            write_plan(store, plan)
             summary.seconds = time.monotonic() - t0
             return summary
         started = connect_ray(ray_address, num_cpus=num_cpus)
         try:
+            t1 = time.monotonic()
+            fingerprints = fingerprint_on_ray(store, plan, max_retries)  # refuses before anything is written
+            summary.fingerprint_seconds = time.monotonic() - t1
+            plan.jobs = [replace(j, fingerprint=fingerprints[(j.variant, j.policy)]) for j in plan.jobs]
+            write_plan(store, plan)
             _run_jobs(store, plan, summary, progress, max_in_flight, max_retries, batch_fn)
         finally:
             if started:

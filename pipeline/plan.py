@@ -13,8 +13,9 @@ end up in two files:
   covered (its record becomes ``lost`` and the keys are planned again);
 - a finished file that no manifest records (the driver died between a
   worker's rename and the next manifest write) is adopted into its run's
-  manifest after its footer and keys are checked, or moved to
-  ``DATA/quarantine/`` if it is not valid or overlaps recorded coverage;
+  manifest after its footer (with the pair's behaviour fingerprint, if the
+  folder records one) and keys are checked, or moved to ``DATA/quarantine/``
+  if it is not valid or overlaps recorded coverage;
 - leftover temporary files (``.*.tmp``) of killed workers are removed.
 
 Only one driver may work on a data folder at a time; ``DataLock`` enforces it
@@ -169,6 +170,7 @@ def reconcile(store: DataStore, manifests: dict[str, Manifest]) -> tuple[list[st
             pass
     adopted, quarantined = [], []
     cov = coverage_index(manifests)
+    records = None
     for rel, size in sorted(files.items()):
         if rel in recorded or rel.endswith(TMP_SUFFIX):
             continue
@@ -176,8 +178,14 @@ def reconcile(store: DataStore, manifests: dict[str, Manifest]) -> tuple[list[st
         m = manifests.get(name.run_id) if name else None
         problem = "no run manifest names it" if m is None else None
         if problem is None:
+            if records is None:
+                from .fingerprint import read_all_records
+
+                records = read_all_records(store)
+            rec = records.get((name.variant, name.policy))
             try:
-                problem = footer_problem(footer(store, rel), run_id=name.run_id, rows=name.last - name.first + 1)
+                problem = footer_problem(footer(store, rel), run_id=name.run_id, rows=name.last - name.first + 1,
+                                         fingerprint=rec.digest if rec else None)
                 if problem is None:
                     problem = _file_keys_problem(store, rel, m.seed, name.variant, name.policy, name.first, name.last)
             except (OSError, ValueError) as exc:
@@ -224,10 +232,12 @@ def order_jobs(jobs: list[BatchJob]) -> list[BatchJob]:
     return sorted(jobs, key=key)
 
 
-def plan_run(store: DataStore, spec: RunSpec) -> Plan:
+def plan_run(store: DataStore, spec: RunSpec, *, write: bool = True) -> Plan:
     """Reconcile the folder, then plan the batches the spec still needs; writes the run's manifest and spec.toml.
 
-    Call it with the folder's DataLock held.
+    With ``write=False`` the plan is not written yet (``write_plan`` does it), so a run
+    refused after planning leaves the run's manifest as it was. Call it with the
+    folder's DataLock held.
     """
     manifests = read_all_manifests(store)
     adopted, quarantined, lost = reconcile(store, manifests)
@@ -262,6 +272,13 @@ def plan_run(store: DataStore, spec: RunSpec) -> Plan:
     )
     m.state = "planned"
     m.error = None
-    store.write_atomic(spec_path(run_id), spec.to_toml().encode())
-    write_manifest(store, m)
-    return Plan(spec, m, jobs, spec.total_rows(), rows_present, batches_present, adopted, quarantined, lost)
+    plan = Plan(spec, m, jobs, spec.total_rows(), rows_present, batches_present, adopted, quarantined, lost)
+    if write:
+        write_plan(store, plan)
+    return plan
+
+
+def write_plan(store: DataStore, plan: Plan) -> None:
+    """Write the run's spec.toml and manifest as planned."""
+    store.write_atomic(spec_path(plan.manifest.run_id), plan.spec.to_toml().encode())
+    write_manifest(store, plan.manifest)

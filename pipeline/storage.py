@@ -47,6 +47,7 @@ TMP_SUFFIX = ".tmp"
 META_SCHEMA = "acesup.schema_version"
 META_ENGINE = "acesup.engine_version"
 META_RUN = "acesup.run_id"
+META_FINGERPRINT = "acesup.fingerprint"  # the player's behaviour fingerprint (pipeline.fingerprint)
 
 
 def encode_name(text: str) -> str:
@@ -227,11 +228,12 @@ def _repeat_string(value: str, n: int) -> pa.Array:
 
 
 def result_table(run_id: str, seed: int, variant: str, policy: str, first: int,
-                 columns: dict[str, object], *, engine_version: str) -> pa.Table:
+                 columns: dict[str, object], *, engine_version: str, fingerprint: str = "") -> pa.Table:
     """One batch's rows as a table of RESULT_SCHEMA (footer metadata included).
 
     ``columns`` is what ``engine_rs_free.runner.run_player`` returns for decks
-    ``first, first+1, …`` of ``seed``.
+    ``first, first+1, …`` of ``seed``; ``fingerprint`` is the player's behaviour
+    fingerprint (pipeline.fingerprint), written to the footer when given.
     """
     score = np.asarray(columns["score"], dtype=np.int8)
     n = len(score)
@@ -255,11 +257,10 @@ def result_table(run_id: str, seed: int, variant: str, policy: str, first: int,
         pa.nulls(n, pa.string()) if status is None else pa.array(list(status), pa.string()),
         pa.nulls(n, pa.string()) if line is None else pa.array(list(line), pa.string()),
     ]
-    schema = RESULT_SCHEMA.with_metadata({
-        META_SCHEMA: str(SCHEMA_VERSION),
-        META_ENGINE: engine_version,
-        META_RUN: run_id,
-    })
+    meta = {META_SCHEMA: str(SCHEMA_VERSION), META_ENGINE: engine_version, META_RUN: run_id}
+    if fingerprint:
+        meta[META_FINGERPRINT] = fingerprint
+    schema = RESULT_SCHEMA.with_metadata(meta)
     return pa.Table.from_arrays(arrays, schema=schema)
 
 
@@ -280,9 +281,14 @@ def footer(store: DataStore, rel: str) -> pq.FileMetaData:
         return pq.ParquetFile(f).metadata
 
 
-def footer_problem(meta: pq.FileMetaData, *, run_id: str, rows: int) -> str | None:
-    """Why a footer does not belong to a finished batch of ``run_id`` with ``rows`` rows (None: it does)."""
+def footer_problem(meta: pq.FileMetaData, *, run_id: str, rows: int, fingerprint: str | None = None) -> str | None:
+    """Why a footer does not belong to a finished batch of ``run_id`` with ``rows`` rows (None: it does).
+
+    With ``fingerprint``, a footer that carries another behaviour fingerprint does not belong either.
+    """
     kv = {k.decode(): v.decode() for k, v in (meta.metadata or {}).items()}
+    if fingerprint and kv.get(META_FINGERPRINT, fingerprint) != fingerprint:
+        return f"footer fingerprint {kv.get(META_FINGERPRINT)!r} is not {fingerprint!r} (another version of the player)"
     if kv.get(META_RUN) != run_id:
         return f"footer run id {kv.get(META_RUN)!r} is not {run_id!r}"
     if kv.get(META_SCHEMA) != str(SCHEMA_VERSION):

@@ -27,26 +27,50 @@ class UnknownPlayerError(AcesUpError):
     """A player name that is neither a policy, ``pimc:…`` nor ``solver[:…]``."""
 
 
+SOLVER_OPTIONS = ("sensible", "leftmost", "must_fill")
+
+
+def is_solver(player: str) -> bool:
+    """True for ``solver`` and ``solver:…`` (any case, spaces around the kind allowed, as for pimc)."""
+    return str(player).strip().lower().partition(":")[0].strip() == SOLVER_PREFIX
+
+
 def solver_rules(player: str, rules: Rules) -> Rules:
-    """The rule set the solver plays for ``solver`` or ``solver:opt+opt``."""
-    _, _, opts = player.partition(":")
-    options = [o for o in opts.split("+") if o] if opts else []
+    """The rule set the solver plays for ``solver`` or ``solver:opt+opt``.
+
+    The options are read with the grammar of a rule set name (rules.rules_by_name):
+    case and ``-``/``_`` do not matter, and an option given twice, an empty one or
+    an unknown one is refused, so ``solver:sensible+sensible`` gets the same answer
+    as ``--variant standard+sensible+sensible``.
+
+    >>> solver_rules("solver:Leftmost+must-fill", rules_by_name("strict")).name
+    'strict+leftmost+must_fill'
+    """
+    _, colon, opts = str(player).strip().partition(":")
+    if colon and not opts.strip():
+        raise UnknownPlayerError(f"player {player!r} ends with ':'; write 'solver' or e.g. "
+                                 f"'solver:sensible+leftmost+must_fill'")
+    options = [o.strip().lower().replace("-", "_") for o in opts.split("+")] if colon else []
     for o in options:
-        if o not in ("sensible", "leftmost", "must_fill"):
+        if o not in SOLVER_OPTIONS:
             raise UnknownPlayerError(
                 f"unknown solver option {o!r} in {player!r}; options are sensible, leftmost, must_fill "
                 f"(e.g. 'solver:sensible+leftmost+must_fill')"
             )
+    twice = sorted({o for o in options if options.count(o) > 1})
+    if twice:
+        raise UnknownPlayerError(f"solver option {twice[0]!r} is given twice in {player!r}; name each option "
+                                 f"once (e.g. 'solver:sensible+leftmost')")
     try:
-        return rules.with_options(*options)
+        return rules_by_name("+".join([rules.name, *options]))
     except UnknownRulesError as exc:
-        raise UnknownPlayerError(str(exc)) from None
+        raise UnknownPlayerError(f"player {player!r} under {rules.name!r}: {exc}") from None
 
 
 def canonical_player(player: str) -> str:
     """The canonical spelling of a player name (stable across runs and files)."""
     player = player.strip()
-    if player == SOLVER_PREFIX or player.startswith(SOLVER_PREFIX + ":"):
+    if is_solver(player):
         restrictions = solver_rules(player, rules_by_name("standard")).restrictions
         return SOLVER_PREFIX + (":" + "+".join(restrictions) if restrictions else "")
     if player.lower().partition(":")[0].strip() == PIMC_PREFIX:
@@ -76,7 +100,7 @@ def run_player(
     rules = rules_by_name(rules)
     decks = np.ascontiguousarray(decks, dtype=np.uint8)
     indices = np.asarray(indices, dtype=np.int64)
-    if player == SOLVER_PREFIX or player.startswith(SOLVER_PREFIX + ":"):
+    if is_solver(player):
         from .solver import solve_batch
 
         res = solve_batch(decks, solver_rules(player, rules), node_limit=node_limit, want_lines=True)

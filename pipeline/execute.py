@@ -234,34 +234,57 @@ class WorkEstimate:
     """Seconds left, from each variant × policy's measured worker seconds per game.
 
     Work left = sum over unfinished batches of rows × that pair's seconds per game,
-    divided by the work the cluster has been getting done per wall second; None
-    (unknown) while some pair with work left has no finished batch yet.
+    divided by the work the cluster has been getting done per wall second.
+
+    An estimate is given only once it means something (before that: None, shown as
+    "not known yet"): every pair with work left has finished ``min(MIN_BATCHES, its
+    batches)`` batches (players differ 1000x in cost, and a slow player's deals vary
+    100x, so one batch says little), the work done is at least ``MIN_FRACTION`` of the
+    estimated whole, and the run has been going ``MIN_SECONDS``. A batch whose file a
+    worker found in place (reused) costs nothing and says nothing about the cost of a game.
     """
 
-    def __init__(self, jobs: list[BatchJob]):
-        self.t0 = time.monotonic()
+    MIN_BATCHES = 3
+    MIN_FRACTION = 0.05
+    MIN_SECONDS = 10.0
+
+    def __init__(self, jobs: list[BatchJob], *, clock=time.monotonic):
+        self.clock = clock
+        self.t0 = clock()
         self.left_rows: dict[tuple[str, str], int] = {}
+        self.batches: dict[tuple[str, str], int] = {}
         for j in jobs:
-            self.left_rows[(j.variant, j.policy)] = self.left_rows.get((j.variant, j.policy), 0) + j.rows
+            key = (j.variant, j.policy)
+            self.left_rows[key] = self.left_rows.get(key, 0) + j.rows
+            self.batches[key] = self.batches.get(key, 0) + 1
         self.secs: dict[tuple[str, str], float] = {}
         self.rows: dict[tuple[str, str], int] = {}
+        self.done: dict[tuple[str, str], int] = {}
         self.work_done = 0.0
 
-    def finished(self, job: BatchJob, seconds: float) -> None:
+    def finished(self, job: BatchJob, seconds: float, *, reused: bool = False) -> None:
         key = (job.variant, job.policy)
         self.left_rows[key] -= job.rows
+        self.batches[key] -= 1
+        if reused:
+            return
         self.secs[key] = self.secs.get(key, 0.0) + seconds
         self.rows[key] = self.rows.get(key, 0) + job.rows
+        self.done[key] = self.done.get(key, 0) + 1
         self.work_done += seconds
 
     def seconds_left(self) -> float | None:
-        if not self.rows:
+        elapsed = self.clock() - self.t0
+        if elapsed < self.MIN_SECONDS or self.work_done <= 0:
             return None
-        if any(n > 0 and k not in self.rows for k, n in self.left_rows.items()):
-            return None
+        for k, n in self.left_rows.items():
+            if n > 0 and self.done.get(k, 0) < min(self.MIN_BATCHES, self.done.get(k, 0) + self.batches[k]):
+                return None
         work_left = sum(n * self.secs[k] / self.rows[k] for k, n in self.left_rows.items() if n > 0)
-        speed = self.work_done / max(time.monotonic() - self.t0, 1e-9)
-        return work_left / speed if speed > 0 else None
+        if self.work_done < self.MIN_FRACTION * (self.work_done + work_left):
+            return None
+        speed = self.work_done / elapsed
+        return work_left / speed
 
 
 def _run_jobs(store: DataStore, plan: Plan, summary: RunSummary, progress, max_in_flight,
@@ -313,7 +336,7 @@ def _run_jobs(store: DataStore, plan: Plan, summary: RunSummary, progress, max_i
                 summary.batches_reused += done.reused
                 summary.engine_seconds += done.engine_seconds
                 summary.nodes[done.node] = summary.nodes.get(done.node, 0) + 1
-                estimate.finished(job, done.seconds)
+                estimate.finished(job, done.seconds, reused=done.reused)
             if report:
                 report(summary.rows_written, left=estimate.seconds_left())
             if time.monotonic() - last_write >= MANIFEST_WRITE_SECONDS:

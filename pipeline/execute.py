@@ -22,8 +22,10 @@ call it). It
 Failures: Ray retries a task whose worker died (node removed, process killed)
 or that raised, up to ``max_retries`` times; a batch that still fails ends the
 run with BatchFailedError naming the batch and its deals, after the batches
-in flight have finished. Everything written stays valid, and running the
-spec again resumes.
+in flight have finished. A batch that fails with an input error of the
+AcesUpError family (a full disk: storage.DiskFullError) is not retried: the run
+stops with that error, one line naming the path and the fix. Everything
+written stays valid, and running the spec again resumes.
 """
 
 from __future__ import annotations
@@ -36,9 +38,10 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
-from .errors import UserError
+from .errors import AcesUpError, UserError
 from .manifest import now_iso, write_manifest
-from .plan import DataLock, Plan, plan_run, write_plan
+from .lock import DataLock
+from .plan import Plan, plan_run, write_plan
 from .progress import Progress
 from .spec import RunSpec
 from .storage import DataStore
@@ -113,8 +116,11 @@ def _batch_task():
     import ray
 
     @ray.remote(num_cpus=1)
-    def acesup_batch(job: BatchJob, fn) -> BatchDone:
-        done = (fn or run_batch)(job)
+    def acesup_batch(job: BatchJob, fn) -> BatchDone | AcesUpError:
+        try:
+            done = (fn or run_batch)(job)
+        except AcesUpError as exc:
+            return exc  # a full disk, a bad input: the same again would fail the same way, so no Ray retry
         done.node = ray.get_runtime_context().get_node_id()
         return done
 
@@ -189,7 +195,7 @@ def execute_run(
     t0 = time.monotonic()
     store = DataStore(spec.data)
     store.check_writable()
-    with DataLock(store):
+    with DataLock(store) as lock:
         plan = plan_run(store, spec, write=False)
         summary = RunSummary(
             run_id=spec.run_id, data=store.location, rows_total=plan.rows_total, rows_written=0,
@@ -209,7 +215,7 @@ def execute_run(
             summary.fingerprint_seconds = time.monotonic() - t1
             plan.jobs = [replace(j, fingerprint=fingerprints[(j.variant, j.policy)]) for j in plan.jobs]
             write_plan(store, plan)
-            _run_jobs(store, plan, summary, progress, max_in_flight, max_retries, batch_fn)
+            _run_jobs(store, plan, summary, progress, max_in_flight, max_retries, batch_fn, lock.renew)
         finally:
             if started:
                 import ray
@@ -287,8 +293,16 @@ class WorkEstimate:
         return work_left / speed
 
 
+def _write_manifest_if_possible(store: DataStore, m) -> None:
+    """Record how the run ended, unless the storage is what failed (a full disk): the error says it."""
+    try:
+        write_manifest(store, m)
+    except (OSError, AcesUpError):
+        pass
+
+
 def _run_jobs(store: DataStore, plan: Plan, summary: RunSummary, progress, max_in_flight,
-              max_retries: int, batch_fn) -> None:
+              max_retries: int, batch_fn, renew_lock: Callable[[], None] = lambda: None) -> None:
     import ray
     from ray.exceptions import RayError
 
@@ -322,11 +336,13 @@ def _run_jobs(store: DataStore, plan: Plan, summary: RunSummary, progress, max_i
                 job = inflight.pop(ref)
                 rec = records[(job.variant, job.policy, job.first)]
                 try:
-                    done: BatchDone = ray.get(ref)
+                    done: BatchDone | AcesUpError = ray.get(ref)
                 except RayError as exc:
-                    rec.state, rec.error, rec.finished = "failed", _failure_text(exc), now_iso()
-                    if failure is None:
-                        failure = (job, exc)
+                    done = exc
+                if isinstance(done, BaseException):
+                    rec.state, rec.error, rec.finished = "failed", _failure_text(done), now_iso()
+                    if failure is None or (isinstance(done, AcesUpError) and not isinstance(failure[1], AcesUpError)):
+                        failure = (job, done)
                     continue
                 rec.state, rec.finished, rec.error = "done", now_iso(), None
                 rec.path, rec.rows, rec.sha256, rec.bytes = done.path, done.rows, done.sha256, done.bytes
@@ -341,12 +357,13 @@ def _run_jobs(store: DataStore, plan: Plan, summary: RunSummary, progress, max_i
                 report(summary.rows_written, left=estimate.seconds_left())
             if time.monotonic() - last_write >= MANIFEST_WRITE_SECONDS:
                 write_manifest(store, m)
+                renew_lock()
                 last_write = time.monotonic()
     except BaseException as exc:
         for ref in inflight:
             ray.cancel(ref, force=True)
         m.state, m.error = "interrupted", f"{type(exc).__name__}: {_failure_text(exc)}"
-        write_manifest(store, m)
+        _write_manifest_if_possible(store, m)
         raise
     finally:
         if bar is not None:
@@ -354,6 +371,10 @@ def _run_jobs(store: DataStore, plan: Plan, summary: RunSummary, progress, max_i
     if failure is not None:
         job, exc = failure
         m.state = "failed"
+        if isinstance(exc, AcesUpError):
+            m.error = f"batch {job.describe()}: {exc}"
+            _write_manifest_if_possible(store, m)
+            raise exc
         m.error = (f"batch {job.describe()} failed after {max_retries} retries: {_failure_text(exc)}")
         write_manifest(store, m)
         raise BatchFailedError(f"run {m.run_id}: {m.error}; the {summary.batches_done} batches that "

@@ -18,31 +18,25 @@ end up in two files:
   if it is not valid or overlaps recorded coverage;
 - leftover temporary files (``.*.tmp``) of killed workers are removed.
 
-Only one driver may work on a data folder at a time; ``DataLock`` enforces it
-on one machine (``DATA/runs/.lock`` with host and process id).
+Only one driver may work on a data folder at a time; ``DataLock``
+(pipeline.lock) enforces it with an atomic lock on ``DATA/runs/.lock``.
 """
 
 from __future__ import annotations
 
-import json
-import os
-import socket
-import time
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from .errors import UserError
+from .lock import LOCK, DataLock  # noqa: F401  (planning runs under the lock; re-exported)
 from .manifest import (BatchRecord, Manifest, coverage_index, merge_ranges, now_iso, pair_key,
                        read_all_manifests, spec_path, subtract_ranges, write_manifest)
 from .schema import SCHEMA_VERSION
 from .spec import RunSpec, engine_version
-from .storage import RESULTS, RUNS, TMP_SUFFIX, DataStore, file_sha256, footer, footer_problem, parse_batch_path, read_table
+from .storage import RESULTS, TMP_SUFFIX, DataStore, file_sha256, footer, footer_problem, parse_batch_path, read_table
 from .worker import BatchJob
 
 QUARANTINE = "quarantine"
-LOCK = f"{RUNS}/.lock"
-STALE_LOCK_SECONDS = 6 * 3600  # a lock of another host older than this is taken over
 
 
 @dataclass
@@ -62,64 +56,6 @@ class Plan:
     @property
     def rows_todo(self) -> int:
         return sum(j.rows for j in self.jobs)
-
-
-class DataLock:
-    """Exclusive use of a data folder by one driver process (see the module docstring)."""
-
-    def __init__(self, store: DataStore):
-        self.store = store
-        self.held = False
-        self.me = {"host": socket.gethostname(), "pid": os.getpid()}
-
-    def __enter__(self) -> "DataLock":
-        self.acquire()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.release()
-
-    def acquire(self) -> None:
-        st = self.store
-        if st.exists(LOCK):
-            try:
-                other = json.loads(st.read_bytes(LOCK))
-            except (ValueError, OSError):
-                other = {}
-            if other.get("host") == self.me["host"] and other.get("pid") == self.me["pid"]:
-                raise UserError(f"this process already runs a job on {st.location!r}; "
-                                f"wait for it to finish")
-            if _holder_alive(other, self.me["host"]):
-                raise UserError(
-                    f"another acesup run (host {other.get('host')}, pid {other.get('pid')}) is writing "
-                    f"to {st.location!r}; wait for it to finish, or if it is dead remove {st.uri(LOCK)}")
-        st.write_atomic(LOCK, json.dumps({**self.me, "since": time.time()}).encode())
-        self.held = True
-
-    def release(self) -> None:
-        if not self.held:
-            return
-        self.held = False
-        try:
-            other = json.loads(self.store.read_bytes(LOCK))
-            if other.get("host") == self.me["host"] and other.get("pid") == self.me["pid"]:
-                self.store.delete(LOCK)
-        except (ValueError, OSError):
-            pass
-
-
-def _holder_alive(other: dict, host: str) -> bool:
-    if not other:
-        return False
-    if other.get("host") != host:
-        return time.time() - float(other.get("since", 0)) < STALE_LOCK_SECONDS
-    try:
-        os.kill(int(other.get("pid", 0)), 0)
-    except ProcessLookupError:
-        return False
-    except (PermissionError, ValueError, OverflowError):
-        return True
-    return True
 
 
 def batch_grid(first: int, last: int, start: int, size: int) -> list[tuple[int, int]]:

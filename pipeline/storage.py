@@ -22,6 +22,7 @@ upload completes.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 import re
@@ -48,6 +49,25 @@ META_SCHEMA = "acesup.schema_version"
 META_ENGINE = "acesup.engine_version"
 META_RUN = "acesup.run_id"
 META_FINGERPRINT = "acesup.fingerprint"  # the player's behaviour fingerprint (pipeline.fingerprint)
+
+
+class DiskFullError(UserError):
+    """The data location has no space left (or the user's quota is used up)."""
+
+
+_FULL = (errno.ENOSPC, errno.EDQUOT)
+_FULL_TEXT = ("No space left on device", "Disk quota exceeded")
+
+
+def is_disk_full(exc: BaseException) -> bool:
+    """True for an OSError that says the disk (or the quota) is full, from Python or from pyarrow."""
+    return isinstance(exc, OSError) and (exc.errno in _FULL or any(t in str(exc) for t in _FULL_TEXT))
+
+
+def disk_full_error(location: str, rel: str) -> DiskFullError:
+    return DiskFullError(
+        f"the disk holding {location} is full (no space left writing {rel}); free some space there, or give "
+        f"another --data folder, then run the same command again: it resumes where this one stopped")
 
 
 def encode_name(text: str) -> str:
@@ -158,11 +178,13 @@ class DataStore:
             with self.fs.open_output_stream(self.path(tmp)) as f:
                 f.write(data)
             self.fs.move(self.path(tmp), self.path(rel))
-        except BaseException:
+        except BaseException as exc:
             try:
                 self.fs.delete_file(self.path(tmp))
             except OSError:
                 pass
+            if is_disk_full(exc):
+                raise disk_full_error(self.location, rel) from None
             raise
 
     def delete(self, rel: str) -> None:
@@ -198,6 +220,8 @@ class DataStore:
                 f.write(b"ok")
             self.fs.delete_file(self.path(probe))
         except OSError as exc:
+            if is_disk_full(exc):
+                raise disk_full_error(self.location, RUNS) from None
             raise UserError(f"cannot write to data location {self.location!r} ({exc}); "
                             f"give a writable folder with --data PATH") from None
 

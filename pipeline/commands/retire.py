@@ -31,7 +31,7 @@ def add_arguments(p):
 
 def run(args) -> int:
     from pipeline.fingerprint import retire_pair
-    from pipeline.plan import DataLock
+    from pipeline.lock import DataLock
     from pipeline.spec import canonical_policy, canonical_variant
     from pipeline.storage import DataStore
 

@@ -394,9 +394,27 @@ def _scan_moves(work, height, s, is_ace, beats, moves, n):
 
 
 @nb.njit(cache=True, inline="always", _nrt=False)
-def _pass_ok(pos, must_fill, n):
-    """Dealing (or, with the stock empty, stopping) is allowed: must_fill blocks it while a move exists."""
-    return pos >= N_CARDS or not must_fill or n == 0
+def _fills_from_a_stack(work, height, s, fill, is_ace):
+    """game.fills_from_a_stack: a card of a pile of two or more may move into an empty pile of position s.
+
+    Under must_fill exactly this forbids dealing; a lone card never does (RULES.md).
+    """
+    empty = False
+    stack = False
+    for i in range(N_PILES):
+        h = height[s, i]
+        if h == 0:
+            empty = True
+        elif h >= 2 and (fill != FILL_ACE or is_ace[work[s, i, h - 1]]):
+            stack = True
+    return empty and stack
+
+
+@nb.njit(cache=True, inline="always", _nrt=False)
+def _pass_ok(work, height, s, pos, must_fill, fill, is_ace):
+    """Dealing (or, with the stock empty, stopping) is allowed: must_fill blocks it while a card of a pile
+    of two or more may move into an empty pile."""
+    return pos >= N_CARDS or not must_fill or not _fills_from_a_stack(work, height, s, fill, is_ace)
 
 
 @nb.njit(cache=True, inline="always", _nrt=False)
@@ -408,9 +426,9 @@ def _greedy_pick(best, best_d, pass_ok):
 
 
 @nb.njit(cache=True, inline="always", _nrt=False)
-def _greedy_choice(work, height, s, pos, must_fill, is_ace, beats, moves, n):
+def _greedy_choice(work, height, s, pos, must_fill, fill, is_ace, beats, moves, n):
     best, best_d, _, _, _ = _scan_moves(work, height, s, is_ace, beats, moves, n)
-    return _greedy_pick(best, best_d, _pass_ok(pos, must_fill, n))
+    return _greedy_pick(best, best_d, _pass_ok(work, height, s, pos, must_fill, fill, is_ace))
 
 
 @nb.njit(cache=True, _nrt=False)
@@ -420,7 +438,7 @@ def _rollout_value(work, height, s, pos, fill, sensible, leftmost, must_fill, is
     _copy(work, height, s, r)
     while True:
         n = _gen_moves(work, height, r, fill, sensible, leftmost, is_ace, moves, r)
-        a = _greedy_choice(work, height, r, pos, must_fill, is_ace, beats, moves, n)
+        a = _greedy_choice(work, height, r, pos, must_fill, fill, is_ace, beats, moves, n)
         if a < 0:
             return _position_value(work, height, r, pos, is_ace, fill)
         _apply_move(work, height, r, a)
@@ -431,7 +449,7 @@ def _rollout_value(work, height, s, pos, fill, sensible, leftmost, must_fill, is
 def _level_setup(work, height, s, pos, fill, sensible, leftmost, must_fill, is_ace, moves):
     """Generate the moves of level slot s; returns (count, starting best value)."""
     n = _gen_moves(work, height, s, fill, sensible, leftmost, is_ace, moves, s)
-    pass_ok = _pass_ok(pos, must_fill, n)
+    pass_ok = _pass_ok(work, height, s, pos, must_fill, fill, is_ace)
     has_cand = False
     for k in range(n):
         if not _is_lone(height, s, moves[s, k]):
@@ -496,7 +514,7 @@ def _choose(kind, param, work, height, pos, fill, sensible, leftmost, must_fill,
             count, nxt, best):
     """The choice of a deterministic policy in the game slot, whose n legal moves are in moves[0]."""
     s = SLOT_GAME
-    pass_ok = _pass_ok(pos, must_fill, n)
+    pass_ok = _pass_ok(work, height, s, pos, must_fill, fill, is_ace)
     if kind == K_NOMOVE:
         if pass_ok:
             return PASS
@@ -571,7 +589,7 @@ def idx_lo_hi(index, part):
 
 @nb.njit(cache=True)
 def _play_kernel(decks, indices, seed_lo, seed_hi, kind, param, fill, optional, sensible, leftmost, must_fill,
-                 is_ace, beats, want_lines, out_score, out_moves, out_decisions, out_len, lines):
+                 is_ace, beats, max_actions, want_lines, out_score, out_moves, out_decisions, out_len, lines):
     """Play every deck; one game at a time in scratch slot 0 (see the module docstring)."""
     work = np.full((N_SLOTS, N_PILES, N_CARDS), -1, dtype=np.int64)
     height = np.zeros((N_SLOTS, N_PILES), dtype=np.int64)
@@ -586,7 +604,7 @@ def _play_kernel(decks, indices, seed_lo, seed_hi, kind, param, fill, optional, 
                            out_len, lines, piles)
     else:
         _play_games(decks, indices, seed_lo, seed_hi, kind, param, fill, optional, sensible, leftmost, must_fill,
-                    is_ace, beats, want_lines, out_score, out_moves, out_decisions, out_len, lines,
+                    is_ace, beats, max_actions, want_lines, out_score, out_moves, out_decisions, out_len, lines,
                     work, height, moves, line, count, nxt, best)
 
 
@@ -678,7 +696,7 @@ def _play_nomove_games(decks, fill, sensible, is_ace, beats, want_lines, out_sco
 # scratch arrays on every helper call would otherwise cost about half its time.
 @nb.njit(cache=True, _nrt=False)
 def _play_games(decks, indices, seed_lo, seed_hi, kind, param, fill, optional, sensible, leftmost, must_fill,
-                is_ace, beats, want_lines, out_score, out_moves, out_decisions, out_len, lines,
+                is_ace, beats, max_actions, want_lines, out_score, out_moves, out_decisions, out_len, lines,
                 work, height, moves, line, count, nxt, best):
     """The game loop of ``_play_kernel`` over preallocated scratch arrays."""
     s = SLOT_GAME
@@ -703,7 +721,7 @@ def _play_games(decks, indices, seed_lo, seed_hi, kind, param, fill, optional, s
                 t1 = _top(work, height, s, 1)
                 t2 = _top(work, height, s, 2)
                 t3 = _top(work, height, s, 3)
-            if n_line >= MAX_ACTIONS:
+            if n_line >= max_actions:
                 break
             if t0 != EMPTY and t1 != EMPTY and t2 != EMPTY and t3 != EMPTY:
                 # no empty pile, so no move: dealing (or, with the stock empty, stopping) is the only choice
@@ -716,7 +734,7 @@ def _play_games(decks, indices, seed_lo, seed_hi, kind, param, fill, optional, s
                 else:
                     n = _gen_moves(work, height, s, fill, sensible, leftmost, is_ace, moves, s)
                 stock_left = pos < N_CARDS
-                deal_ok = stock_left and not (must_fill and n > 0)
+                deal_ok = stock_left and _pass_ok(work, height, s, pos, must_fill, fill, is_ace)
                 n_choices = n + (1 if deal_ok else 0) + (0 if stock_left else 1)
                 if not stock_left and n == 0:
                     break
@@ -739,7 +757,7 @@ def _play_games(decks, indices, seed_lo, seed_hi, kind, param, fill, optional, s
                 elif kind == K_NOMOVE and (deal_ok or not stock_left):
                     a = PASS
                 elif kind == K_GREEDY:
-                    a = _greedy_choice(work, height, s, pos, must_fill, is_ace, beats, moves, n)
+                    a = _greedy_choice(work, height, s, pos, must_fill, fill, is_ace, beats, moves, n)
                 else:
                     if kind == K_NOMOVE:  # must_fill forbids dealing: nomove needs the move list
                         n = _gen_moves(work, height, s, fill, sensible, leftmost, is_ace, moves, s)
@@ -828,6 +846,7 @@ def play_batch(
     seed: int,
     indices: np.ndarray | None = None,
     want_lines: bool = False,
+    max_actions: int = MAX_ACTIONS,
 ) -> BatchResult:
     """Play every deck (``uint8[N, 52]``) with ``policy`` under ``rules``; one row per deck.
 
@@ -839,7 +858,10 @@ def play_batch(
 
     Each row of ``decks`` must be a permutation of 0..51 (as ``deals.deal_batch``
     makes them); that is not checked here, to keep the hot path lean.
+    ``max_actions`` (1..MAX_ACTIONS) is the cap of policies.py on a line's length.
     """
+    if not 1 <= max_actions <= MAX_ACTIONS:
+        raise ValueError(f"max_actions={max_actions!r} is out of range; use 1..{MAX_ACTIONS}")
     rules = rules_by_name(rules)
     spec = parse_policy(policy)
     decks, indices, seed = check_batch_input(decks, indices, seed)
@@ -856,7 +878,7 @@ def play_batch(
     decisions = np.empty(n, dtype=np.int16)
     length = np.empty(n, dtype=np.int64)
     args = (np.uint32(seed & 0xFFFFFFFF), np.uint32(seed >> 32), kind, param, rules.fill,
-            rules.optional_discards, rules.sensible, rules.leftmost, rules.must_fill, is_ace, beats)
+            rules.optional_discards, rules.sensible, rules.leftmost, rules.must_fill, is_ace, beats, int(max_actions))
     if not want_lines:
         _play_kernel(decks, indices, *args, False, score, moves, decisions, length, np.zeros((1, 1), np.int16))
         return BatchResult(score, score == 48, moves, decisions, None)

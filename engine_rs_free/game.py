@@ -26,7 +26,10 @@ Readings of RULES.md written down here (the seeds support each):
   the player stops; a game line therefore simply ends, and the score is the
   number of discards made so far. ``is_over`` is True when no action is left.
 - ``must_fill`` forbids dealing while a move allowed by the other rules in
-  force (variant, ``sensible``, ``leftmost``) exists.
+  force (variant, ``sensible``, ``leftmost``) takes a card from a pile of two
+  or more cards (RULES.md). A lone card never blocks a deal: moving it only
+  relabels piles, and read literally (the older wording) it could forbid
+  dealing forever.
 - ``strict`` admits only the variant's highest rank (the Ace) into an empty
   pile; ``easy`` lets a card at any depth move, the cards above it keeping
   their order; moving the only card of a pile is a legal move in every
@@ -305,12 +308,22 @@ def legal_moves(state: State, rules: Rules) -> list[Action]:
     return moves
 
 
+def fills_from_a_stack(state: State, moves: list[Action]) -> bool:
+    """True when one of ``moves`` takes a card from a pile of two or more cards.
+
+    Under ``must_fill`` exactly these moves forbid dealing (RULES.md): a lone
+    card's move only relabels piles, so it never blocks a deal.
+    """
+    piles = state.piles
+    return any(len(piles[m.src]) > 1 for m in moves)
+
+
 def legal_actions(state: State, rules: Rules | str) -> list[Action]:
     """Every legal action, in the contract order of the module docstring."""
     rules = rules_by_name(rules)
     moves = legal_moves(state, rules)
     actions = []
-    if state.stock and not (rules.must_fill and moves):
+    if state.stock and not (rules.must_fill and fills_from_a_stack(state, moves)):
         actions.append(DEAL)
     actions.extend(moves)
     if rules.optional_discards:
@@ -327,7 +340,7 @@ def why_illegal(state: State, action: Action, rules: Rules | str) -> str | None:
     if action.kind == "d":
         if not state.stock:
             return "the stock is empty"
-        return "must_fill is in force and a card can move into an empty pile"
+        return "must_fill is in force and a card of a pile of two or more can move into an empty pile"
     if action.kind == "x":
         if not rules.optional_discards:
             return "discards are forced in this variant; 'x' actions need discards=optional"

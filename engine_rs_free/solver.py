@@ -381,9 +381,16 @@ def _gen_actions_inline(piles, h, sp, nstock, strength, code, fill, optional, se
     n = 0
     can_deal = sp < nstock
     if contract_order:
-        # moves first (to know whether must_fill blocks the deal), then shift them right by one
+        # moves first (to know whether must_fill blocks the deal), then shift them right by one;
+        # must_fill blocks it only while a card of a pile of two or more may move (RULES.md)
         nm = _write_moves(piles, h, strength, fill, sensible, leftmost, out, 0, 0)
-        if can_deal and not (must_fill and nm > 0):
+        blocks = False
+        if must_fill:
+            for i in range(nm):
+                if h[(out[i] >> 2) & 3] >= 2:
+                    blocks = True
+                    break
+        if can_deal and not blocks:
             for i in range(nm, 0, -1):
                 out[i] = out[i - 1]
             out[0] = KIND_DEAL
@@ -404,8 +411,9 @@ def _gen_actions_inline(piles, h, sp, nstock, strength, code, fill, optional, se
     n = _write_moves(piles, h, strength, fill, sensible, leftmost, out, n, 1)
     n1 = n
     n = _write_moves(piles, h, strength, fill, sensible, leftmost, out, n, 2)
-    if can_deal and not (must_fill and n > n0):
-        # the deal goes between the moves of cards that are not alone and the lone moves
+    if can_deal and not (must_fill and n1 > n0):
+        # the deal goes between the moves of cards that are not alone and the lone moves (which never
+        # block it under must_fill: RULES.md)
         for i in range(n, n1, -1):
             out[i] = out[i - 1]
         out[n1] = KIND_DEAL
@@ -882,8 +890,8 @@ def _nat_gen(mask, fw, sp, nstock, pcode, code, high_bit, fill, sensible, leftmo
                 n += 1
     if end:
         return n
-    # n_before_deal is the deal's slot; must_fill forbids it while any move is legal
-    if must_fill and n > 1:
+    # n_before_deal is the deal's slot; must_fill forbids it while a card that is not alone may move
+    if must_fill and n_before_deal > 0:
         for i in range(n_before_deal, n - 1):
             out[i] = out[i + 1]
         return n - 1
@@ -976,6 +984,7 @@ def _nat_legal_count(mask, fw, sp, nstock, pcode, code, high_bit, fill, sensible
         if _nat_count(mask, fw, p) == 0:
             n_empty += 1
     moves = 0
+    stacked = 0  # moves of a card of a pile of two or more: only these block a deal under must_fill
     if n_empty > 0:
         for src in range(4):
             c = _nat_count(mask, fw, src)
@@ -984,7 +993,9 @@ def _nat_legal_count(mask, fw, sp, nstock, pcode, code, high_bit, fill, sensible
             if fill == 1 and (_nat_top(mask, fw, src, pcode, code, high_bit) & 15) != 12:
                 continue
             moves += 1 if leftmost else n_empty
-    deal = 1 if sp < nstock and not (must_fill and moves > 0) else 0
+            if c == 2:
+                stacked += 1
+    deal = 1 if sp < nstock and not (must_fill and stacked > 0) else 0
     return moves + deal
 
 

@@ -101,6 +101,7 @@ from dataclasses import dataclass
 import numba as nb
 import numpy as np
 
+from .actions import KIND_DEAL, KIND_DISCARD, KIND_MOVE, line_text
 from .cards import N_CARDS, SUIT
 from .game import N_PILES, WIN_SCORE, State, new_game
 from .rules import FILL_ACE, FILL_ANY, Rules, rules_by_name, strength_table
@@ -122,9 +123,6 @@ STATUS_SOLVED = 0
 STATUS_GAVE_UP = 1
 STATUS_NAMES = ("solved", "gave_up")
 
-KIND_DEAL = 0
-KIND_MOVE = 1
-KIND_DISCARD = 2
 
 _NO_FOREIGN = 255
 MASK52 = np.uint64((1 << 52) - 1)
@@ -1600,25 +1598,6 @@ def _solve_many(init_piles, init_h, stocks, nstocks, start_scores, natives, reso
 
 
 # --------------------------------------------------------------------------- Python API
-
-
-def action_text(code: int) -> str:
-    """The game's text of a search action code (``'d'``, ``'2>0'``, ``'2:1>0'``, ``'x2'``)."""
-    code = int(code)
-    kind = code & 3
-    if kind == KIND_DEAL:
-        return "d"
-    src = (code >> 2) & 3
-    if kind == KIND_DISCARD:
-        return f"x{src}"
-    dst = (code >> 4) & 3
-    depth = code >> 6
-    return f"{src}:{depth}>{dst}" if depth else f"{src}>{dst}"
-
-
-def line_text(codes) -> str:
-    """A game line (actions separated by single spaces) from search action codes."""
-    return " ".join(action_text(c) for c in codes)
 
 
 def _rule_args(rules: Rules):

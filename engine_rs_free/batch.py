@@ -873,3 +873,15 @@ def play_batch(
         for row, ln in zip(buf.tolist(), length[start:stop].tolist()):
             out_lines.append(" ".join([text[c] for c in row[:ln]]))
     return BatchResult(score, score == 48, moves, decisions, out_lines)
+
+
+def play_policy(decks: np.ndarray, rules: Rules, spec: PolicySpec, *, seed: int, indices: np.ndarray,
+                want_lines: bool = False, node_limit: int | None = None):
+    """The registry's entry point for the policies (players.py): ``play_batch`` as a ``PlayResult``.
+
+    ``node_limit`` is for the solver and ignored here.
+    """
+    from .players import PlayResult
+
+    res = play_batch(decks, rules, spec, seed=seed, indices=indices, want_lines=want_lines)
+    return PlayResult(res.score, res.won, res.moves, res.decisions, line=res.lines)

@@ -5,7 +5,7 @@ variant, policy) and the package version, which does not change when a
 player's code does. So every run first computes, for each variant × policy it
 is about to write, a *fingerprint*: a hash of everything the player's rows
 carry (score, won, moves, decisions, nodes, status and the game line) on a
-fixed set of decks, computed through ``engine_rs_free.runner.run_player`` as
+fixed set of decks, computed through ``engine_rs_free.players.play`` as
 every batch is. The same code gives the same fingerprint on any machine; a
 change that alters any row on those decks (a rule, a tie-break, a search
 order) changes it.
@@ -78,17 +78,16 @@ class DeckSet:
 
 def deck_set_for(variant: str, policy: str) -> DeckSet:
     """The default deck set of a pair (new records only; existing ones keep theirs)."""
+    from engine_rs_free.players import parse_player
     from engine_rs_free.rules import rules_by_name
 
-    kind = policy.partition(":")[0]
-    if kind == "solver":
+    spec = parse_player(policy)
+    if spec.kind == "solver":
         return DeckSet(SEED, 0, SOLVER_DECKS, SOLVER_NODE_LIMIT)
-    if kind == "pimc":
-        from engine_rs_free.lookahead import parse_pimc
-
+    if spec.kind == "pimc":
         if rules_by_name(variant).preset == "easy":
             return DeckSet(SEED, 0, PIMC_EASY_DECKS)
-        return DeckSet(SEED, 0, max(2, PIMC_GAMES // parse_pimc(policy).samples))
+        return DeckSet(SEED, 0, max(2, PIMC_GAMES // int(spec.param("samples"))))
     return DeckSet(SEED, 0, POLICY_DECKS)
 
 
@@ -122,11 +121,11 @@ class Fingerprint:
 def _columns(variant: str, policy: str, decks: DeckSet) -> dict[str, list]:
     """The player's rows on ``decks`` (every column, lines included), as plain lists."""
     from engine_rs_free.deals import deal_batch
-    from engine_rs_free.runner import run_player
+    from engine_rs_free.players import play
 
     indices = np.arange(decks.first, decks.first + decks.count, dtype=np.int64)
-    cols = run_player(deal_batch(decks.seed, decks.first, decks.count), variant, policy, seed=decks.seed,
-                      indices=indices, want_lines=True, node_limit=decks.node_limit)
+    cols = play(deal_batch(decks.seed, decks.first, decks.count), variant, policy, seed=decks.seed,
+                indices=indices, want_lines=True, node_limit=decks.node_limit).columns()
     n = decks.count
     out = {}
     for name in COLUMNS:
@@ -275,7 +274,7 @@ def recheck_file(data: str, rel: str, rows: int, node_limit: int | None) -> Rech
     those of won solver rows).
     """
     from engine_rs_free.deals import deal_batch
-    from engine_rs_free.runner import run_player
+    from engine_rs_free.players import play
 
     from .storage import read_table
 
@@ -285,7 +284,7 @@ def recheck_file(data: str, rel: str, rows: int, node_limit: int | None) -> Rech
     seed = int(t.column("seed")[0].as_py())
     variant, policy = t.column("variant")[0].as_py(), t.column("policy")[0].as_py()
     decks = np.concatenate([deal_batch(seed, int(d), 1) for d in deal]) if len(deal) else np.zeros((0, 52), np.uint8)
-    got = run_player(decks, variant, policy, seed=seed, indices=deal, want_lines=True, node_limit=node_limit)
+    got = play(decks, variant, policy, seed=seed, indices=deal, want_lines=True, node_limit=node_limit).columns()
     deals = [int(d) for d in deal]
     stored: dict[str, list | None] = {}
     fresh: dict[str, list | None] = {}

@@ -22,7 +22,7 @@ from pipeline.errors import UserError
 
 
 def _input_error_triggers():
-    from engine_rs_free import cards, deals, game, lookahead, policies, rules, runner, solver
+    from engine_rs_free import actions, cards, deals, game, pimc, players, policies, rules, solver
 
     deck = deals.deal(0, 0)
     state = game.new_game(deck)
@@ -30,18 +30,18 @@ def _input_error_triggers():
     yield "deck", cards.DeckParseError, lambda: cards.parse_deck("AS KS")
     yield "deck ids", cards.DeckParseError, lambda: game.new_game([0] * 52)
     yield "variant", rules.UnknownRulesError, lambda: rules.rules_by_name("klondike")
-    yield "action", game.ActionParseError, lambda: game.Action.from_text("q")
+    yield "action", actions.ActionParseError, lambda: game.Action.from_text("q")
     yield "illegal", game.IllegalActionError, lambda: game.apply(state, "0>1", "standard")
     yield "replay", game.ReplayError, lambda: game.replay(deck, "d 0>0")
     yield "policy", policies.UnknownPolicyError, lambda: policies.parse_policy("greedier")
-    yield "pimc", policies.UnknownPolicyError, lambda: lookahead.parse_pimc("pimc:samples=x")
-    yield "player", runner.UnknownPlayerError, lambda: runner.canonical_player("solver:fast")
+    yield "pimc", players.UnknownPlayerError, lambda: players.parse_player("pimc:samples=x")
+    yield "player", players.UnknownPlayerError, lambda: players.canonical_player("solver:fast")
     yield "seed", InputRangeError, lambda: deals.deal(-5, 0)
     yield "index", InputRangeError, lambda: deals.deal_batch(0, -1, 3)
     yield "node limit", InputRangeError, lambda: solver.solve_batch(deals.deal_batch(0, 0, 1), "standard",
                                                                      node_limit=0)
     yield "position", PositionParseError, lambda: game.parse_position("AS | KS")
-    yield "samples", InputRangeError, lambda: lookahead.sample_orders([1, 2], 0, seed=0, index=0, decision=0)
+    yield "samples", InputRangeError, lambda: pimc.sample_orders([1, 2], 0, seed=0, index=0, decision=0)
 
 
 @pytest.mark.parametrize("what,cls,trigger", list(_input_error_triggers()), ids=[w for w, _, _ in _input_error_triggers()])

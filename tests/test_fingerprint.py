@@ -39,6 +39,40 @@ def play_batch(decks, rules, policy, **kwargs):
 _batch.play_batch = play_batch
 '''
 
+# The same patch for every process of a run, Ray's own included, as a sitecustomize module: it
+# waits for engine_rs_free.batch to be imported (most of Ray's processes never import it, and
+# importing numba in each of them at start-up slows a loaded machine's Ray past its start timeout).
+SITECUSTOMIZE = '''
+import sys
+
+PATCH = %r
+
+
+class _PatchBatchOnImport:
+    def find_spec(self, name, path=None, target=None):
+        if name != "engine_rs_free.batch":
+            return None
+        for finder in sys.meta_path:
+            if finder is self or not hasattr(finder, "find_spec"):
+                continue
+            spec = finder.find_spec(name, path, target)
+            if spec is not None:
+                break
+        else:
+            return None
+        load = spec.loader.exec_module
+
+        def exec_module(module):
+            load(module)
+            exec(PATCH, {})
+
+        spec.loader.exec_module = exec_module
+        return spec
+
+
+sys.meta_path.insert(0, _PatchBatchOnImport())
+''' % PATCH
+
 
 def patch_greedy(monkeypatch):
     """Apply PATCH in this process (undone at the end of the test)."""
@@ -180,7 +214,7 @@ def test_the_command_line_refuses_a_changed_player_and_says_the_two_ways_out(tmp
     """Real runs on a real local Ray; the patched code reaches the workers through sitecustomize."""
     patch = tmp_path / "patch"
     patch.mkdir()
-    (patch / "sitecustomize.py").write_text(textwrap.dedent(PATCH))
+    (patch / "sitecustomize.py").write_text(SITECUSTOMIZE)
     data = str(tmp_path / "data")
     env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0", "RAY_AUTH_MODE": "disabled"}
     env.pop("RAY_ADDRESS", None)

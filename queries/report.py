@@ -210,7 +210,7 @@ def _file_facts(manifests) -> list[dict]:
                 "engine_version": m.engine_version,
                 "schema_version": str(m.schema_version),
             })
-    return sorted(facts, key=lambda f: f["path"])
+    return sorted(facts, key=lambda f: f["path"].split("/"))
 
 
 def _package_version() -> str:

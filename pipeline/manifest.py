@@ -384,7 +384,7 @@ def list_runs(data: str | DataStore) -> list[RunInfo]:
             run_id=m.run_id, seed=m.seed, start=m.start,
             variants=tuple(m.spec.get("variants", ())), policies=tuple(m.spec.get("policies", ())),
             state=m.state, requested_rows=m.requested_rows(), covered_rows=got,
-            batches_done=sum(b.state == "done" for b in m.batches),
+            batches_done=sum(b.batches for b in m.batches if b.state == "done"),
             batches_pending=sum(b.state == "pending" for b in m.batches),
             batches_failed=sum(b.state == "failed" for b in m.batches),
             updated=m.updated, error=m.error,

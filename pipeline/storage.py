@@ -4,8 +4,10 @@ Layout under the data location DATA (a local folder or any URI pyarrow.fs
 understands, e.g. ``s3://bucket/acesup``)::
 
     DATA/results/variant=<v>/policy=<encoded policy>/<run_id>-<first>-<last>.parquet
+    DATA/results/variant=<v>/policy=<encoded policy>/<run_id>-<first>-<last>-c<hash>.parquet  (pipeline.compact)
     DATA/runs/<run_id>/spec.toml
-    DATA/runs/<run_id>/manifest.json
+    DATA/runs/<run_id>/manifest.json, DATA/runs/<run_id>/log/*.jsonl  (pipeline.manifest)
+    DATA/aggregates/<generation>/*.parquet, DATA/aggregates/<generation>.json  (queries.aggregates)
 
 Policy names hold ``:``, ``=`` and ``+``, so folder names percent-encode every
 byte outside ``[A-Za-z0-9_.-]`` (``pimc:samples=8`` -> ``pimc%3Asamples%3D8``);

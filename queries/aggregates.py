@@ -313,6 +313,14 @@ _MERGE_SQL = {
 }
 
 
+def _connect():
+    import duckdb
+
+    con = duckdb.connect()
+    con.execute("SET enable_progress_bar = false")  # a step runs in flows and benchmarks, not at a terminal
+    return con
+
+
 def _is_solver(policy: str) -> bool:
     return policy == "solver" or policy.startswith("solver:")
 
@@ -382,7 +390,7 @@ def compute_delta(store: DataStore, files: list[LiveFile], included: dict[Side, 
     for v in by_side.values():
         v.sort(key=lambda f: f.first)
     parts: dict[str, list[pa.Table]] = {name: [] for name in _DELTA_SQL}
-    con = duckdb.connect()
+    con = _connect()
     try:
         for seed, lo, hi in _chunks(new):
             # Side ids in (variant, policy) order, so that a pair's side a is its lower id.
@@ -463,7 +471,7 @@ def _add(state: AggregateState, delta: dict[str, pa.Table], g: int, new: dict[Si
             "generation": pa.array([g], pa.int32()), "at": [at], "rows": pa.array([rows], _I64),
             "total_rows": pa.array([state.total_rows + rows], _I64)}).cast(SCHEMAS["nights"])]),
     }
-    con = duckdb.connect()
+    con = _connect()
     try:
         for name in ("tallies", "scores", "pairs", "coverage"):
             both = pa.concat_tables([state.tables[name], (tallies if name == "tallies" else delta[name])
@@ -541,7 +549,8 @@ def _rebuild(store: DataStore, files: list[LiveFile], covered: dict[Side, list[l
     last = max([old.generation, *by_gen], default=0)
     if rest:
         state = _step(store, files, state, rest, last + 1, now_iso())
-    state.generation = max(old.generation, last) + 1
+    # Past every generation on disk, unreadable ones included (they are dropped by write_state).
+    state.generation = max([old.generation, last, *_generations(store)]) + 1
     write_state(store, state, {"at": now_iso(), "rows": state.total_rows, "rebuilt": reason})
     return StepResult(state.generation, state.total_rows - old.total_rows, state.total_rows,
                       time.monotonic() - t0, rebuilt=True, reason=reason)

@@ -272,7 +272,7 @@ def refresh_aggregates(data: Path, *, rebuild: bool = False):
     try:
         with DataLock(store):
             return update_aggregates(store, rebuild=rebuild)
-    except UserError as exc:
+    except (UserError, OSError) as exc:
         if rebuild:
             raise
         print(f"acesup: warning: the aggregates were not brought up to date ({exc}); the report shows "

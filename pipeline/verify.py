@@ -9,6 +9,7 @@ whatever the history):
 - the live files covering the requested range do not overlap and leave no gap;
 - each of them exists with the size its record gives;
 - no file in the pair's folder is left out of every manifest (it could double keys);
+- the report's aggregates count only keys that live files hold, each once;
 
 and it reads in full the files not verified yet (a night's new batch files: a
 file compaction writes from checked inputs is recorded as verified), or with
@@ -80,6 +81,34 @@ def _check_values(t, policy: str, path: str, res: VerifyResult) -> None:
             res.add(f"{path}: {lines_of_won.null_count} won solver rows without a line")
     elif nodes_null != t.num_rows or status.null_count != t.num_rows:
         res.add(f"{path}: non-solver rows with nodes or status")
+
+
+def _check_aggregates(store: DataStore, manifests, res: VerifyResult) -> None:
+    """The report's aggregates (queries.aggregates) count each included key once, and only keys
+    that live files hold: cheap checks on their small tables."""
+    from queries.aggregates import covered_by_side, live_files, read_state
+
+    try:
+        state = read_state(store)
+    except (ValueError, OSError, KeyError) as exc:
+        res.add(f"aggregates: unreadable ({exc}); rebuild them with 'acesup report --rebuild'")
+        return
+    included = state.included()
+    covered = covered_by_side(live_files(manifests))
+    counted: dict[tuple[str, str], int] = {}
+    for r in state.tables["tallies"].to_pylist():
+        counted[(r["variant"], r["policy"])] = counted.get((r["variant"], r["policy"]), 0) + r["deals"]
+    keys: dict[tuple[str, str], int] = {}
+    for (seed, v, p), ranges in included.items():
+        keys[(v, p)] = keys.get((v, p), 0) + ranges_size(ranges)
+        outside = [g for a, b in ranges for g in subtract_ranges(a, b, covered.get((seed, v, p), []))]
+        if outside:
+            res.add(f"aggregates: {v}/{p} of seed {seed} count deals {outside[0][0]}..{outside[0][1]} that no "
+                    f"live file holds; rebuild them with 'acesup report --rebuild'")
+    for side in sorted(set(counted) | set(keys)):
+        if counted.get(side, 0) != keys.get(side, 0):
+            res.add(f"aggregates: {side[0]}/{side[1]} counts {counted.get(side, 0):,} rows for "
+                    f"{keys.get(side, 0):,} keys; rebuild them with 'acesup report --rebuild'")
 
 
 def verify_run(data: str | DataStore, run_id: str, *, checksums: bool = True, deep: bool = False) -> VerifyResult:
@@ -161,6 +190,7 @@ def verify_run(data: str | DataStore, run_id: str, *, checksums: bool = True, de
         strays = [p for p in files if p.startswith(folder) and p.endswith(".parquet") and p not in recorded]
         for p in strays:
             res.add(f"{p}: in no manifest (it may double keys; re-run the spec to adopt or quarantine it)")
+    _check_aggregates(store, manifests, res)
     if res.rows_found != res.rows_expected and not res.problems:
         res.add(f"found {res.rows_found} rows, expected {res.rows_expected}")
     return res

@@ -53,7 +53,7 @@ from .catalog import (
     run_query,
 )
 
-REPORT_FORMAT = 1
+REPORT_FORMAT = 2  # 2: numbers from the aggregates; provenance.runs give files and batches_done
 REPORT_DIR = "report"
 ROOT = Path(__file__).resolve().parent.parent
 

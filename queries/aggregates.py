@@ -321,10 +321,6 @@ def _connect():
     return con
 
 
-def _is_solver(policy: str) -> bool:
-    return policy == "solver" or policy.startswith("solver:")
-
-
 def _read_side(store: DataStore, files: list[LiveFile], ranges, side_id: int, run_ids: dict[str, int],
                new: bool) -> list[pa.Table]:
     """Rows of one side in ``ranges``, from whichever of its files hold them, in the step's columns."""
@@ -336,11 +332,11 @@ def _read_side(store: DataStore, files: list[LiveFile], ranges, side_id: int, ru
         part = intersect_ranges([(f.first, f.last)], ranges)
         if not part:
             continue
-        cols = ["deal", "score", "won"] + (["moves"] if new else []) + (["status"] if _is_solver(f.policy) else [])
+        # status is null but for the solver's rows (a column of nulls costs nothing to read)
+        cols = ["deal", "score", "won", "status"] + (["moves"] if new else [])
         t = read_ranges(store, f.path, part, cols)
         n = t.num_rows
-        gave_up = (pc.fill_null(pc.equal(t.column("status"), "gave_up"), False) if "status" in cols
-                   else pa.array(np.zeros(n, dtype=bool)))
+        gave_up = pc.fill_null(pc.equal(t.column("status"), "gave_up"), False)
         arrays = {"side": pa.array(np.full(n, side_id, dtype=np.int32)), "deal": t.column("deal"),
                   "score": t.column("score"), "won": t.column("won"), "gave_up": gave_up}
         if new:

@@ -91,6 +91,7 @@ from functools import lru_cache
 from .deals import STREAM_POLICY, philox4x32
 from .game import (
     DEAL,
+    WIN_SCORE,
     Action,
     State,
     apply,
@@ -105,10 +106,9 @@ from .game import (
     strength_tuple,
 )
 from .players import POLICY_KINDS, PlayerSpec, UnknownPolicyError, parse_player  # noqa: F401 (re-exported)
-from .rules import FILL_ANY, Rules, rules_by_name
+from .rules import FILL_ANY, TOP_STRENGTH, Rules, rules_by_name
 
 MAX_ACTIONS = 400  # a game stops at a decision point once its line holds this many actions
-TOP_STRENGTH = 12  # strength_table value of the variant's top rank (the "Ace")
 
 POLICY_NAMES = POLICY_KINDS  # the policy kinds, in the registry's order (players.py)
 PolicySpec = PlayerSpec  # a parsed policy is a parsed player of a policy kind
@@ -441,4 +441,4 @@ def play_scalar(
         state = apply_legal(state, action, rules)
         line.append(action)
     score = state.score
-    return GameResult(score, score == 48, moves, decisions, format_line(line) if want_line else None)
+    return GameResult(score, score == WIN_SCORE, moves, decisions, format_line(line) if want_line else None)

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from pipeline.fingerprint import RECORDS
 from pipeline.storage import RESULTS, RUNS, TMP_SUFFIX, DataStore
+from queries.aggregates import AGG_DIR
 
 MIRROR_ROOT = "acesup-mirror"
 
@@ -65,15 +66,15 @@ def _wanted(rel: str) -> bool:
 
 
 def mirror_data(source: str, target: str) -> MirrorResult:
-    """Make ``target`` hold the result files and run manifests of ``source`` (see the module docstring)."""
+    """Make ``target`` hold the result files run manifests and aggregates of ``source`` (see the module docstring)."""
     src = DataStore(source)
     dst = DataStore(target)
-    folders = (RESULTS, RUNS, RECORDS)
+    folders = (RESULTS, RUNS, AGG_DIR, RECORDS)
     theirs = {rel: size for d in folders for rel, size in src.list_files(d).items() if _wanted(rel)}
     ours = {rel: size for d in folders for rel, size in dst.list_files(d).items() if _wanted(rel)}
     copied = removed = 0
     for rel, size in sorted(theirs.items()):
-        if not rel.startswith(RESULTS + "/") or ours.get(rel) != size:
+        if rel.startswith((RUNS + "/", RECORDS + "/")) or ours.get(rel) != size:
             dst.write_atomic(rel, src.read_bytes(rel))
             copied += 1
     for rel in sorted(set(ours) - set(theirs)):

@@ -46,7 +46,7 @@ from dataclasses import asdict, dataclass, field, replace
 import numpy as np
 
 from .errors import UserError
-from .storage import RESULTS, DataStore, decode_name, encode_name, parse_batch_path
+from .storage import RESULTS, BatchName, DataStore, decode_name, encode_name, parse_batch_path
 
 FORMAT = 1
 RECORDS = "fingerprints"
@@ -162,6 +162,21 @@ def compute(variant: str, policy: str, decks: DeckSet | None = None) -> Fingerpr
 
 
 # -- the records ---------------------------------------------------------------------------
+
+
+def result_name(rel: str) -> BatchName | None:
+    """What a result file's path says (a batch file, or a compacted one of pipeline.compact), else None."""
+    name = parse_batch_path(rel)
+    if name is not None:
+        return name
+    from .compact import COMPACTED_RE
+
+    folder, _, base = rel.rpartition("/")
+    m = COMPACTED_RE.match(base)
+    if m is None:
+        return None
+    head = parse_batch_path(f"{folder}/{m['run']}-{m['first']}-{m['last']}.parquet")
+    return head
 
 
 def record_path(variant: str, policy: str) -> str:
@@ -315,7 +330,7 @@ def _pair_files(store: DataStore, variant: str, policy: str) -> dict[str, int]:
     """The pair's result files (relative path -> rows, from the name)."""
     out = {}
     for rel in store.list_files(pair_folder(variant, policy)):
-        name = parse_batch_path(rel)
+        name = result_name(rel)
         if name is not None and name.variant == variant and name.policy == policy:
             out[rel] = name.last - name.first + 1
     return out
@@ -373,7 +388,7 @@ def check_run(store: DataStore, pairs, *, run_id: str, compute_many, recheck_man
             continue
         if manifests is None:
             manifests = read_all_manifests(store)
-        m = manifests.get(parse_batch_path(old[0]).run_id)
+        m = manifests.get(result_name(old[0]).run_id)
         node_limit = (m.spec.get("node_limit") or None) if m is not None else None
         legacy.append((fp, old[0], rows, node_limit))
     if legacy:
@@ -414,7 +429,7 @@ def footer_conflicts(footers: dict[str, str | None], *, data: str = "DATA") -> l
     """
     by_pair: dict[tuple[str, str], dict[str, list[str]]] = {}
     for rel, fp in footers.items():
-        name = parse_batch_path(rel)
+        name = result_name(rel)
         if name is None or not fp:
             continue
         by_pair.setdefault((name.variant, name.policy), {}).setdefault(fp, []).append(rel)
@@ -427,6 +442,17 @@ def footer_conflicts(footers: dict[str, str | None], *, data: str = "DATA") -> l
                    f"pools them: retire the old rows with 'acesup retire --variant {variant} --policy {policy} "
                    f"--data {data}'")
     return out
+
+
+def check_unmixed(store: DataStore, rels) -> None:
+    """FingerprintMismatch if the files ``rels`` of some variant × policy carry two fingerprints.
+
+    Reads each file's footer (a ranged read on an object store). The aggregates call it
+    for the pairs they are about to add rows of, so no table pools two behaviours.
+    """
+    conflicts = footer_conflicts({rel: file_fingerprint(store, rel) for rel in rels}, data=store.location)
+    if conflicts:
+        raise FingerprintMismatch(f"data folder {store.location!r}: " + "\n".join(conflicts))
 
 
 # -- retiring old rows ----------------------------------------------------------------------
@@ -472,7 +498,7 @@ def retire_pair(store: DataStore, variant: str, policy: str, *, current: Fingerp
     folder = f"{RETIRED}/{stamp}"
     moved, rows, kept = [], 0, 0
     for rel in sorted(store.list_files(pair_folder(variant, policy))):
-        name = parse_batch_path(rel)
+        name = result_name(rel)
         if name is None:
             continue
         fp = file_fingerprint(store, rel)

@@ -16,7 +16,8 @@ end up in two files:
   manifest after its footer (with the pair's behaviour fingerprint, if the
   folder records one) and keys are checked, or moved to ``DATA/quarantine/``
   if it is not valid or overlaps recorded coverage;
-- leftover temporary files (``.*.tmp``) of killed workers are removed.
+- leftover temporary files (``.*.tmp``) of killed workers are removed, and so
+  is what a killed compaction left (pipeline.compact.finish_interrupted).
 
 Only one driver may work on a data folder at a time; ``DataLock``
 (pipeline.lock) enforces it with an atomic lock on ``DATA/runs/.lock``.
@@ -30,6 +31,7 @@ import numpy as np
 
 from engine_rs_free.players import parse_player
 
+from .compact import finish_interrupted
 from .lock import LOCK, DataLock  # noqa: F401  (planning runs under the lock; re-exported)
 from .manifest import (BatchRecord, Manifest, coverage_index, merge_ranges, now_iso, pair_key,
                        read_all_manifests, spec_path, subtract_ranges, write_manifest)
@@ -87,6 +89,7 @@ def _file_keys_problem(store: DataStore, rel: str, seed: int, variant: str, poli
 
 def reconcile(store: DataStore, manifests: dict[str, Manifest]) -> tuple[list[str], list[str], list[str]]:
     """Make manifests and files agree (see the module docstring); returns (adopted, quarantined, lost)."""
+    finish_interrupted(store, manifests)  # a killed compaction's leftovers (pipeline.compact)
     files = store.list_files(RESULTS)
     changed: set[str] = set()
     lost = []

@@ -251,3 +251,43 @@ def test_the_command_line_refuses_a_changed_player_and_says_the_two_ways_out(tmp
     assert solver_files and all(after[f] == before[f] for f in solver_files), "the unchanged player's rows stay"
     run_id = load_spec(None, deals=600, variants="standard", policies="greedy,solver:sensible", data=data).run_id
     assert verify_run(store, run_id).ok
+
+
+def test_compaction_and_the_aggregates_never_mix_two_fingerprints(tmp_path):
+    """Files of one pair carrying two fingerprints are quarantined when a record vouches for one;
+    if they get in anyway (no record), compaction will not merge them and the aggregates will not add them."""
+    from pipeline.compact import compact
+    from queries.aggregates import update_aggregates
+    from queries.catalog import build_catalog
+
+    data = str(tmp_path / "data")
+    spec = load_spec(None, seed=4, deals=400, variants="standard", policies="greedy", batch_size=100, data=data)
+    store = run_here(spec)
+    first = read_record(store, "standard", "greedy").digest
+    other = "f" * 16
+    more = load_spec(None, seed=4, deals=500, variants="standard", policies="greedy", batch_size=100, data=data)
+
+    def stray_file():
+        return run_batch(BatchJob(data, more.run_id, 4, "standard", "greedy", 400, 499, fingerprint=other)).path
+
+    rel = stray_file()  # a file of another behaviour that no manifest records (a driver died after its write)
+    plan = plan_run(store, more)
+    assert [q for q in plan.quarantined if q.startswith(rel) and f"footer fingerprint {other!r}" in q]
+    store.delete(record_path("standard", "greedy"))  # without a record, it is adopted
+    stray_file()
+    plan_run(store, more)
+    fps = {file_fingerprint(store, f) for f in store.list_files("results")}
+    assert fps == {first, other}
+
+    res = compact(data)
+    assert res.merges == 0 and len(res.problems) == 1 and "carry behaviour fingerprints" in res.problems[0]
+    assert {file_fingerprint(store, f) for f in store.list_files("results")} == {first, other}
+    with pytest.raises(FingerprintMismatch, match="standard x greedy holds rows of 2 behaviours"):
+        update_aggregates(data)
+    with pytest.raises(UserError, match="standard x greedy holds rows of 2 behaviours"):
+        build_catalog(data)
+    r = retire_pair(store, "standard", "greedy")  # the way out the messages name
+    assert r.files == [rel] and r.kept == 4
+    assert compact(data).merges == 1
+    assert {file_fingerprint(store, f) for f in store.list_files("results")} == {first}
+    assert update_aggregates(data).rows_added == 400

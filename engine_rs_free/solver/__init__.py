@@ -28,7 +28,7 @@ import numpy as np
 from ..cards import N_CARDS
 from ..game import N_PILES, WIN_SCORE, State, new_game
 from ..rules import Rules, rules_by_name
-from .common import STATUS_GAVE_UP, STATUS_NAMES, STATUS_SOLVED  # noqa: F401 (public)
+from .common import STATUS_GAVE_UP, STATUS_NAMES, STATUS_SOLVED, Starts  # noqa: F401 (public)
 from .core import deck_inputs, position_inputs, run
 from .table import BUCKET, tt_bits_for  # noqa: F401 (public: the table's size bounds memory)
 
@@ -83,7 +83,7 @@ def solve_batch(decks, rules: Rules | str, *, node_limit: int | None = None,
         raise ValueError(f"search {search!r} is not known; give 'auto' or 'generic'")
     rules = rules_by_name(rules)
     args = deck_inputs(decks)
-    score, nodes, status, moves, decisions, lines = run(*args, True, rules, node_limit, want_lines, search=search)
+    score, nodes, status, moves, decisions, lines = run(args, True, rules, node_limit, want_lines, search=search)
     return SolveBatchResult(
         max_score=score,
         won=score >= WIN_SCORE,
@@ -110,7 +110,7 @@ def solve_position(state: State, rules: Rules | str = "standard", *, node_limit:
     """
     rules = rules_by_name(rules)
     args = position_inputs(state)
-    score, nodes, status, _, _, lines = run(*args, False, rules, node_limit, True)
+    score, nodes, status, _, _, lines = run(args, False, rules, node_limit, True)
     return Solution(int(score[0]), bool(score[0] >= WIN_SCORE), lines[0], int(nodes[0]), STATUS_NAMES[status[0]])
 
 
@@ -158,8 +158,8 @@ def solve_positions(piles: list[tuple[tuple[int, ...], ...]], stocks: np.ndarray
     # positions that did not deal are already resolved (game.apply made their forced discards), so
     # making the forced discards of every start position only acts on the fresh deals
     start_scores = np.asarray(scores, dtype=np.int32)
-    score, _, _, _, _, _ = run(init_piles, init_h, out_stocks, nstocks, start_scores, natives, True,
-                               rules_by_name(rules), node_limit, False)
+    starts = Starts(init_piles, init_h, out_stocks, nstocks, start_scores, natives)
+    score, _, _, _, _, _ = run(starts, True, rules_by_name(rules), node_limit, False)
     return score
 
 

@@ -6,6 +6,7 @@ import numba as nb
 import numpy as np
 
 from ..game import WIN_SCORE
+from ..rules import FILL_ACE, TOP_STRENGTH
 from .common import _get4, _set4
 
 BOUND_FROM = 40  # the bound is worked out only once the best score found is this high (see _search)  # the card bits of a key's first word
@@ -30,7 +31,7 @@ def _upper_bound(piles, h, sp, smax, strength, fill, mask, top_mask):
     Only piles with a buried top rank are examined (``mask``: the cards on
     the table; ``top_mask``: the cards of the top rank).
     """
-    if fill != 1:
+    if fill != FILL_ACE:
         return WIN_SCORE
     buried = mask & top_mask
     for p in range(4):
@@ -80,7 +81,7 @@ def _upper_bound(piles, h, sp, smax, strength, fill, mask, top_mask):
     dead = 0
     for p in range(4):
         for i in range(_get4(d0, d1, d2, d3, p) + 1):
-            if strength[piles[p, i]] != 12:
+            if strength[piles[p, i]] != TOP_STRENGTH:
                 dead += 1
     return WIN_SCORE - dead
 

@@ -6,6 +6,8 @@ within a suit a higher code is a stronger card); an empty pile's top is -64.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numba as nb
 import numpy as np
 
@@ -18,14 +20,137 @@ MAX_HEIGHT = 64  # cards a pile can hold: 52 at most
 MAX_POSITION_ACTIONS = 512  # legal actions of one position: easy moves (<=48 cards x 6 placements) + 24 deals + 4 discards
 MAX_DEPTH = 8192  # path length: <=~250 progressing actions, each followed by <=23 lone moves
 
-
 STATUS_SOLVED = 0
 STATUS_GAVE_UP = 1
 STATUS_NAMES = ("solved", "gave_up")
 
-
 _NO_FOREIGN = 255
 MASK52 = np.uint64((1 << 52) - 1)
+
+
+# -- the records the compiled code passes around (named tuples: Numba passes them by value) ---------
+
+
+class SearchRules(NamedTuple):
+    """A rule set as the searches read it (``core.search_rules`` makes one)."""
+
+    strength: np.ndarray  # int8[52]   rank order of each card, 0 (lowest) .. 12 (the variant's top rank)
+    code: np.ndarray  # int8[52]       suit * 16 + strength
+    fill: int  # FILL_TOP | FILL_ACE | FILL_ANY (rules.py)
+    optional: bool  # discards=optional
+    sensible: bool
+    leftmost: bool
+    must_fill: bool
+
+
+class Table(NamedTuple):
+    """The transposition table (table.py)."""
+
+    slots: np.ndarray  # uint64[2 * entries]   two words an entry, BUCKET entries a bucket
+    mask: np.uint64  # buckets - 1
+
+
+class Work(NamedTuple):
+    """The search's buffers, one frame per depth of the path, reused from search to search."""
+
+    acts: np.ndarray  # int32[MAX_DEPTH, MAX_POSITION_ACTIONS]  each frame's actions, in search order
+    nacts: np.ndarray  # int32[MAX_DEPTH]       how many
+    idx: np.ndarray  # int32[MAX_DEPTH]         the next one to try
+    path: np.ndarray  # int32[MAX_DEPTH]        the action taken from each frame
+    lone: np.ndarray  # bool[MAX_DEPTH]         it was a lone move (the cycle guard reads it)
+    keys1: np.ndarray  # uint64[MAX_DEPTH]      each frame's key (the native search: its position)
+    keys2: np.ndarray  # uint32[MAX_DEPTH]
+    rbase: np.ndarray  # int32[MAX_DEPTH]       generic search: the undo stack's top when the frame was entered
+    scores: np.ndarray  # int32[MAX_DEPTH]      native search: each frame's score
+    rec_pile: np.ndarray  # int32[64]           the undo stack of discards: pile and card
+    rec_card: np.ndarray  # int32[64]
+    best_line: np.ndarray  # int32[MAX_DEPTH]   the best line found
+    best_keys1: np.ndarray  # uint64[MAX_DEPTH + 1]  native search: the positions along it
+    best_keys2: np.ndarray  # uint32[MAX_DEPTH + 1]
+
+
+class NativeDeck(NamedTuple):
+    """One fresh deal's tables for the native search (native.py), filled per deck."""
+
+    pcode: np.ndarray  # int8[52]      card code of native bit 13*p + i (the i-th card dealt to pile p)
+    pcard: np.ndarray  # int8[52]      card id of that bit
+    pbit: np.ndarray  # int8[52]       native bit of each card id
+    deal_clear: np.ndarray  # uint64[13]  per deal, the dealt cards another dealt card beats
+    deal_nd: np.ndarray  # int64[13]   how many
+    high_bit: np.ndarray  # int8[8192]  highest set bit of a pile's 13-bit field
+    code: np.ndarray  # int8[52]       card code of each card id (SearchRules.code)
+
+
+class NativeTops(NamedTuple):
+    """What the native search needs to read a pile's top: the NativeDeck fields of that, alone.
+
+    A call that is not inlined copies every array of its arguments (seven words each), so the
+    helpers called from the line's finish, once per step of a line, take this and MoveFlags
+    instead of the whole NativeDeck and SearchRules.
+    """
+
+    pcode: np.ndarray
+    code: np.ndarray
+    high_bit: np.ndarray
+
+
+class MoveFlags(NamedTuple):
+    """The SearchRules fields that decide which moves and deals are legal."""
+
+    fill: int
+    sensible: bool
+    leftmost: bool
+    must_fill: bool
+
+
+class Starts(NamedTuple):
+    """The start positions of one batch of searches (``core.deck_inputs``, ``core.position_inputs``)."""
+
+    piles: np.ndarray  # int8[N, 4, H]    cards of each pile, bottom first
+    heights: np.ndarray  # int32[N, 4]
+    stocks: np.ndarray  # int8[N, S]      the stock, next card first
+    nstocks: np.ndarray  # int32[N]
+    scores: np.ndarray  # int32[N]        cards already discarded
+    natives: np.ndarray  # int8[N, 52]    the pile each card is (or will be) dealt to; -1 for none
+
+
+def _dummy_rules() -> SearchRules:
+    return SearchRules(np.zeros(52, np.int8), np.zeros(52, np.int8), 0, False, False, False, False)
+
+
+def _dummy_deck() -> NativeDeck:
+    return NativeDeck(np.zeros(52, np.int8), np.zeros(52, np.int8), np.zeros(52, np.int8), np.zeros(13, np.uint64),
+                      np.zeros(13, np.int64), np.zeros(1 << 13, np.int8), np.zeros(52, np.int8))
+
+
+def tops_of(deck):
+    """The NativeTops of a NativeDeck."""
+    return NativeTops(deck.pcode, deck.code, deck.high_bit)
+
+
+def flags_of(rules):
+    """The MoveFlags of a SearchRules."""
+    return MoveFlags(rules.fill, rules.sensible, rules.leftmost, rules.must_fill)
+
+
+# their Numba types, for explicit signatures
+_RULES = nb.typeof(_dummy_rules())
+_DECK = nb.typeof(_dummy_deck())
+_TOPS = nb.typeof(tops_of(_dummy_deck()))
+_FLAGS = nb.typeof(flags_of(_dummy_rules()))
+tops_of = nb.njit(cache=True, inline="always", _nrt=False)(tops_of)
+flags_of = nb.njit(cache=True, inline="always", _nrt=False)(flags_of)
+
+
+class Results(NamedTuple):
+    """The rows of one batch of searches."""
+
+    score: np.ndarray  # int8[N]       best score found
+    nodes: np.ndarray  # int64[N]      positions searched
+    status: np.ndarray  # int8[N]      STATUS_SOLVED | STATUS_GAVE_UP
+    moves: np.ndarray  # int16[N]      moves in the best line
+    decisions: np.ndarray  # int16[N]  decision points along it
+    line_off: np.ndarray  # int64[N + 1]  line n is line_buf[line_off[n]:line_off[n + 1]]
 
 
 @nb.njit(cache=True, inline="always", _nrt=False)

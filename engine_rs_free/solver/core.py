@@ -9,8 +9,20 @@ from ..actions import line_text
 from ..cards import N_CARDS, SUIT
 from ..errors import InputRangeError, PositionParseError
 from ..game import N_PILES, State
-from ..rules import FILL_ACE, FILL_ANY, Rules, strength_table
-from .common import MAX_DEPTH, MAX_HEIGHT, MAX_POSITION_ACTIONS, _beaten, _popcount
+from ..rules import FILL_ACE, FILL_ANY, TOP_STRENGTH, Rules, strength_table
+from .common import (
+    MAX_DEPTH,
+    MAX_HEIGHT,
+    MAX_POSITION_ACTIONS,
+    NativeDeck,
+    Results,
+    SearchRules,
+    Starts,
+    Table,
+    Work,
+    _beaten,
+    _popcount,
+)
 from .generic import _search
 from .lines import _finish_line, _finish_line_native
 from .native import DEAL_BITS, NO_FOREIGN4, _nat_resolve_call, _search_native
@@ -24,30 +36,42 @@ class _Workspace:
     def __init__(self, tt_bits: int):
         size = (1 << tt_bits) * BUCKET
         self.tt_bits = tt_bits
-        self.tt = np.zeros(2 * size, np.uint64)
+        self.table = Table(np.zeros(2 * size, np.uint64), np.uint64((1 << tt_bits) - 1))
         self.epoch = 0
-        self.acts = np.zeros((MAX_DEPTH, MAX_POSITION_ACTIONS), np.int32)
-        self.nacts = np.zeros(MAX_DEPTH, np.int32)
-        self.idx = np.zeros(MAX_DEPTH, np.int32)
-        self.path = np.zeros(MAX_DEPTH, np.int32)
-        self.lone = np.zeros(MAX_DEPTH, np.bool_)
-        self.keys1 = np.zeros(MAX_DEPTH, np.uint64)
-        self.keys2 = np.zeros(MAX_DEPTH, np.uint32)
-        self.rbase = np.zeros(MAX_DEPTH, np.int32)
-        self.rec_pile = np.zeros(64, np.int32)
-        self.rec_card = np.zeros(64, np.int32)
-        self.best_line = np.zeros(MAX_DEPTH, np.int32)
-        self.best_keys1 = np.zeros(MAX_DEPTH + 1, np.uint64)
-        self.best_keys2 = np.zeros(MAX_DEPTH + 1, np.uint32)
+        self.work = Work(
+            acts=np.zeros((MAX_DEPTH, MAX_POSITION_ACTIONS), np.int32),
+            nacts=np.zeros(MAX_DEPTH, np.int32),
+            idx=np.zeros(MAX_DEPTH, np.int32),
+            path=np.zeros(MAX_DEPTH, np.int32),
+            lone=np.zeros(MAX_DEPTH, np.bool_),
+            keys1=np.zeros(MAX_DEPTH, np.uint64),
+            keys2=np.zeros(MAX_DEPTH, np.uint32),
+            rbase=np.zeros(MAX_DEPTH, np.int32),
+            scores=np.zeros(MAX_DEPTH, np.int32),
+            rec_pile=np.zeros(64, np.int32),
+            rec_card=np.zeros(64, np.int32),
+            best_line=np.zeros(MAX_DEPTH, np.int32),
+            best_keys1=np.zeros(MAX_DEPTH + 1, np.uint64),
+            best_keys2=np.zeros(MAX_DEPTH + 1, np.uint32),
+        )
+        high_bit = np.zeros(1 << 13, np.int8)  # the highest set bit of a pile's 13-bit field
+        for f in range(2, 1 << 13):
+            high_bit[f] = high_bit[f >> 1] + 1
+        self.high_bit = high_bit
 
     def next_epochs(self, count: int) -> int:
         """Reserve ``count`` fresh epochs (one per search); returns the first. Clears the table on wrap."""
         if self.epoch + count + 1 >= (1 << 24):
-            self.tt[:] = 0
+            self.table.slots[:] = 0
             self.epoch = 0
         first = self.epoch + 1
         self.epoch += count
         return first
+
+    def native_deck(self, rules: SearchRules) -> NativeDeck:
+        """Tables for the native search, filled per deck by ``_solve_many``."""
+        return NativeDeck(np.zeros(N_CARDS, np.int8), np.zeros(N_CARDS, np.int8), np.zeros(N_CARDS, np.int8),
+                          np.zeros(13, np.uint64), np.zeros(13, np.int64), self.high_bit, rules.code)
 
 
 _WORKSPACES: dict[int, _Workspace] = {}
@@ -73,19 +97,53 @@ def _set_position(piles, h, from_piles, from_h):
             piles[p, i] = from_piles[p, i]
 
 
-@nb.njit(cache=True)
-def _solve_many(init_piles, init_h, stocks, nstocks, start_scores, natives, resolve_start, native, strength, code,
-                fill, optional, sensible, leftmost, must_fill, node_limit,
-                tt, tt_mask, first_epoch,
-                acts, nacts, idx, path, lone, keys1, keys2, rbase, rec_pile, rec_card, best_line, best_keys1,
-                best_keys2, out_score, out_nodes, out_status, out_moves, out_decisions, line_buf, line_off):
-    """Solve every start position n (piles ``init_piles[n]``, stock ``stocks[n, :nstocks[n]]``).
+@nb.njit(cache=True, _nrt=False)
+def _fill_native_deck(deck, init_piles, stocks, n):
+    """The native tables of fresh deal n (its first four cards ``init_piles[n, :, 0]``, the stock ``stocks[n]``).
 
-    ``resolve_start``: make the forced discards of the start position first (a
-    fresh deal, as game.new_game does). ``native``: every start is a fresh
-    deal and the rules allow ``_search_native`` (forced discards, not easy). Lines go to ``line_buf`` with
-    ``line_off[n]:line_off[n+1]``; returns the (possibly grown) line buffer.
+    (Indexed here rather than passed as slices: a slice made in the caller costs a reference count.)
     """
+    pcode, pcard, pbit, code = deck.pcode, deck.pcard, deck.pbit, deck.code
+    # the i-th card dealt to pile p is deck[4*i + p]: the first four, then the stock
+    for p in range(4):
+        for i in range(13):
+            card = init_piles[n, p, 0] if i == 0 else stocks[n, 4 * (i - 1) + p]
+            pcard[13 * p + i] = card
+            pcode[13 * p + i] = code[card]
+            pbit[card] = 13 * p + i
+    for i in range(13):
+        t0 = np.int64(pcode[i])
+        t1 = np.int64(pcode[13 + i])
+        t2 = np.int64(pcode[26 + i])
+        t3 = np.int64(pcode[39 + i])
+        clear = np.uint64(0)
+        clear |= np.uint64(_beaten(t0, t1, t2, t3)) << np.uint64(i)
+        clear |= np.uint64(_beaten(t1, t0, t2, t3)) << np.uint64(13 + i)
+        clear |= np.uint64(_beaten(t2, t0, t1, t3)) << np.uint64(26 + i)
+        clear |= np.uint64(_beaten(t3, t0, t1, t2)) << np.uint64(39 + i)
+        deck.deal_clear[i] = clear
+        deck.deal_nd[i] = _popcount(clear)
+
+
+@nb.njit(cache=True)
+def _solve_many(starts, resolve_start, native, rules, node_limit, table, first_epoch, work, deck, out, line_buf):
+    """Solve every start position n of ``starts`` (a Starts record).
+
+    Args:
+        resolve_start: make the forced discards of each start position first (a fresh deal, as
+                       game.new_game does)
+        native:        every start is a fresh deal and the rules allow the native search (forced
+                       discards, not easy); ``deck`` is its NativeDeck, filled per deal
+        rules:         SearchRules
+        node_limit:    positions per search at most; <= 0 for no limit
+        table:         the transposition table; search n has epoch ``first_epoch + n``
+        work:          Work buffers
+        out:           Results, one row per start; line n goes to ``line_buf[out.line_off[n]:out.line_off[n+1]]``
+
+    Returns the (possibly grown) line buffer.
+    """
+    init_piles, init_h, stocks, nstocks, start_scores, natives = starts
+    rec_pile, rec_card, best_line = work.rec_pile, work.rec_card, work.best_line
     piles = np.zeros((4, MAX_HEIGHT), np.int8)
     h = np.zeros(4, np.int32)
     piles0 = np.zeros((4, MAX_HEIGHT), np.int8)
@@ -96,70 +154,39 @@ def _solve_many(init_piles, init_h, stocks, nstocks, start_scores, natives, reso
     bfs = np.zeros((64, 6), np.int32)
     top_mask = np.uint64(0)  # the cards of the top rank (for the strict bound)
     for c in range(N_CARDS):
-        if strength[c] == 12:
+        if rules.strength[c] == TOP_STRENGTH:
             top_mask |= np.uint64(1) << np.uint64(c)
-    high_bit = np.zeros(1 << 13, np.int8)  # the highest set bit of a pile's field
-    for f in range(2, 1 << 13):
-        high_bit[f] = high_bit[f >> 1] + 1
     mask0 = np.uint64(0)
-    pcode = np.zeros(N_CARDS, np.int8)
-    pcard = np.zeros(N_CARDS, np.int8)
-    pbit = np.zeros(N_CARDS, np.int8)
-    deal_clear = np.zeros(13, np.uint64)  # per deal, the dealt cards beaten by another dealt card
-    deal_nd = np.zeros(13, np.int64)
     nl = 0
-    line_off[0] = 0
+    out.line_off[0] = 0
     for n in range(init_piles.shape[0]):
         _set_position(piles, h, init_piles[n], init_h[n])
         start = start_scores[n]
-        if resolve_start and not optional:
-            start += _resolve(piles, h, code, rec_pile, rec_card, 0)
+        if resolve_start and not rules.optional:
+            start += _resolve(piles, h, rules.code, rec_pile, rec_card, 0)
         _set_position(piles0, h0, piles, h)  # the start: the search and the line's replay start from it
         stock = stocks[n]
         ns = nstocks[n]
+        epoch = np.uint32(first_epoch + n)
         if native:
-            # the i-th card dealt to pile p is deck[4*i + p]: the first four, then the stock
-            for p in range(4):
-                for i in range(13):
-                    card = init_piles[n, p, 0] if i == 0 else stock[4 * (i - 1) + p]
-                    pcard[13 * p + i] = card
-                    pcode[13 * p + i] = code[card]
-                    pbit[card] = 13 * p + i
-            for i in range(13):
-                t0 = np.int64(pcode[i])
-                t1 = np.int64(pcode[13 + i])
-                t2 = np.int64(pcode[26 + i])
-                t3 = np.int64(pcode[39 + i])
-                clear = np.uint64(0)
-                clear |= np.uint64(_beaten(t0, t1, t2, t3)) << np.uint64(i)
-                clear |= np.uint64(_beaten(t1, t0, t2, t3)) << np.uint64(13 + i)
-                clear |= np.uint64(_beaten(t2, t0, t1, t3)) << np.uint64(26 + i)
-                clear |= np.uint64(_beaten(t3, t0, t1, t2)) << np.uint64(39 + i)
-                deal_clear[i] = clear
-                deal_nd[i] = _popcount(clear)
-            mask0, _fw, nd, _full = _nat_resolve_call(DEAL_BITS, NO_FOREIGN4, pcode, code, high_bit)
-            best, blen, nodes, status = _search_native(
-                ns, mask0, start_scores[n] + nd, pcode, pcard, pbit, deal_clear, deal_nd, code, high_bit, fill, sensible, leftmost,
-                must_fill, node_limit, tt, tt_mask, np.uint32(first_epoch + n),
-                acts, nacts, idx, path, lone, keys1, keys2, rbase, best_line, best_keys1, best_keys2)
+            _fill_native_deck(deck, init_piles, stocks, n)
+            mask0, _fw, nd, _full = _nat_resolve_call(DEAL_BITS, NO_FOREIGN4, deck)
+            best, blen, nodes, status = _search_native(ns, mask0, start_scores[n] + nd, deck, rules, node_limit,
+                                                       table, epoch, work)
         else:
-            best, blen, nodes, status = _search(
-                stock, ns, smax, piles, h, start, strength, code, natives[n], fill, optional, sensible,
-                leftmost, must_fill, node_limit, tt, tt_mask, np.uint32(first_epoch + n),
-                acts, nacts, idx, path, lone, keys1, keys2, rbase, rec_pile, rec_card, best_line, top_mask)
-        out_score[n] = best
-        out_nodes[n] = nodes
-        out_status[n] = status
+            best, blen, nodes, status = _search(stock, ns, smax, piles, h, start, natives[n], rules, node_limit,
+                                                table, epoch, work, top_mask)
+        out.score[n] = best
+        out.nodes[n] = nodes
+        out.status[n] = status
         if native:
-            blen, mv, dec = _finish_line_native(best_line, blen, ns, mask0, pcode, pcard, pbit, deal_clear, deal_nd,
-                                                code, high_bit, strength, fill, sensible, leftmost, must_fill, small,
-                                                bfs, best_keys1, best_keys2)
+            blen, mv, dec = _finish_line_native(best_line, blen, ns, mask0, deck, rules, small, bfs, work.best_keys1,
+                                                work.best_keys2)
         else:
             _set_position(piles, h, piles0, h0)
-            blen, mv, dec = _finish_line(piles, h, stock, ns, strength, code, fill, optional, sensible, leftmost,
-                                         must_fill, best_line, blen, small, bfs, scratch, rec_pile, rec_card)
-        out_moves[n] = mv
-        out_decisions[n] = dec
+            blen, mv, dec = _finish_line(piles, h, stock, ns, rules, best_line, blen, small, bfs, scratch, work)
+        out.moves[n] = mv
+        out.decisions[n] = dec
         if nl + blen > line_buf.shape[0]:
             grown = np.zeros(max(2 * line_buf.shape[0], nl + blen), np.int32)
             grown[:nl] = line_buf[:nl]
@@ -167,11 +194,12 @@ def _solve_many(init_piles, init_h, stocks, nstocks, start_scores, natives, reso
         for i in range(blen):
             line_buf[nl + i] = best_line[i]
         nl += blen
-        line_off[n + 1] = nl
+        out.line_off[n + 1] = nl
     return line_buf
 
 
-def _rule_args(rules: Rules):
+def search_rules(rules: Rules) -> SearchRules:
+    """A rule set as the searches read it."""
     strength = strength_table(rules)
     if rules.fill == FILL_ACE:
         # the strict bound (_upper_bound) reads card strength from card id bits
@@ -179,49 +207,38 @@ def _rule_args(rules: Rules):
     # a card's code is suit * 16 + strength: one table read gives both, and within
     # a suit a higher code is a stronger card (strength is 0..12)
     code = (SUIT.astype(np.int64) * 16 + strength).astype(np.int8)
-    return (
-        strength.astype(np.int8),
-        code,
-        int(rules.fill),
-        bool(rules.optional_discards),
-        bool(rules.sensible),
-        bool(rules.leftmost),
-        bool(rules.must_fill),
-    )
+    return SearchRules(strength.astype(np.int8), code, int(rules.fill), bool(rules.optional_discards),
+                       bool(rules.sensible), bool(rules.leftmost), bool(rules.must_fill))
 
 
-def run(init_piles, init_h, stocks, nstocks, start_scores, natives, resolve_start, rules, node_limit,
-         want_lines, tt_bits=None, search="generic"):
-    """Solve every start position; ``search='auto'`` only for fresh deals (``deck_inputs``), which
-    the native search needs (every pile holds its first card, the stock is the other 48)."""
-    n = init_piles.shape[0]
+def run(starts: Starts, resolve_start: bool, rules: Rules, node_limit, want_lines: bool, tt_bits=None,
+        search: str = "generic"):
+    """Solve every start position: (score, nodes, status, moves, decisions, lines or None).
+
+    ``search='auto'`` only for fresh deals (``deck_inputs``), which the native search needs
+    (every pile holds its first card, the stock is the other 48).
+    """
+    n = starts.piles.shape[0]
     if node_limit is not None and int(node_limit) < 1:
         raise InputRangeError(f"node_limit {node_limit!r} is not positive; give 1 or more, or None for no limit")
     limit = 0 if node_limit is None else int(node_limit)
     ws = _workspace(tt_bits if tt_bits is not None else tt_bits_for(rules))
     first_epoch = ws.next_epochs(max(n, 1))
-    out_score = np.zeros(n, np.int8)
-    out_nodes = np.zeros(n, np.int64)
-    out_status = np.zeros(n, np.int8)
-    out_moves = np.zeros(n, np.int16)
-    out_decisions = np.zeros(n, np.int16)
-    line_off = np.zeros(n + 1, np.int64)
+    out = Results(np.zeros(n, np.int8), np.zeros(n, np.int64), np.zeros(n, np.int8), np.zeros(n, np.int16),
+                  np.zeros(n, np.int16), np.zeros(n + 1, np.int64))
     line_buf = np.zeros(max(64 * n, 64), np.int32)
-    line_buf = _solve_many(
-        init_piles, init_h, stocks, nstocks, start_scores, natives, resolve_start,
-        bool(search == "auto" and rules.fill != FILL_ANY and not rules.optional_discards),
-        *_rule_args(rules), limit,
-        ws.tt, np.uint64((1 << ws.tt_bits) - 1), first_epoch,
-        ws.acts, ws.nacts, ws.idx, ws.path, ws.lone, ws.keys1, ws.keys2, ws.rbase, ws.rec_pile, ws.rec_card,
-        ws.best_line, ws.best_keys1, ws.best_keys2, out_score, out_nodes, out_status, out_moves, out_decisions,
-        line_buf, line_off)
+    srules = search_rules(rules)
+    native = bool(search == "auto" and rules.fill != FILL_ANY and not rules.optional_discards)
+    line_buf = _solve_many(starts, resolve_start, native, srules, limit, ws.table, first_epoch, ws.work,
+                           ws.native_deck(srules), out, line_buf)
     lines = None
     if want_lines:
-        lines = [line_text(line_buf[line_off[i]:line_off[i + 1]]) for i in range(n)]
-    return out_score, out_nodes, out_status, out_moves, out_decisions, lines
+        lines = [line_text(line_buf[out.line_off[i]:out.line_off[i + 1]]) for i in range(n)]
+    return out.score, out.nodes, out.status, out.moves, out.decisions, lines
 
 
-def deck_inputs(decks: np.ndarray):
+def deck_inputs(decks: np.ndarray) -> Starts:
+    """The start positions of fresh deals (``uint8[N, 52]``): the first four cards dealt, the stock the rest."""
     decks = np.ascontiguousarray(decks, dtype=np.uint8)
     if decks.ndim != 2 or decks.shape[1] != N_CARDS:
         raise ValueError(f"decks must be a uint8[N, 52] array; got shape {decks.shape}")
@@ -235,10 +252,11 @@ def deck_inputs(decks: np.ndarray):
     natives = np.zeros((n, N_CARDS), np.int8)
     rows = np.arange(n)[:, None]
     natives[rows, decks] = (np.arange(N_CARDS) % N_PILES).astype(np.int8)[None, :]
-    return init_piles, init_h, stocks, nstocks, start_scores, natives
+    return Starts(init_piles, init_h, stocks, nstocks, start_scores, natives)
 
 
-def position_inputs(state: State):
+def position_inputs(state: State) -> Starts:
+    """The start position of any State (taken as it is: no discards are made first)."""
     stock = list(state.stock)
     if len(stock) % N_PILES:
         raise PositionParseError(f"the stock holds {len(stock)} cards; a stock is dealt four at a time, so give a multiple of 4")
@@ -259,4 +277,4 @@ def position_inputs(state: State):
     stocks[0, : len(stock)] = stock
     nstocks = np.array([len(stock)], np.int32)
     start_scores = np.array([state.score], np.int32)
-    return init_piles, init_h, stocks, nstocks, start_scores, natives
+    return Starts(init_piles, init_h, stocks, nstocks, start_scores, natives)

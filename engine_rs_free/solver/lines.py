@@ -6,7 +6,8 @@ import numba as nb
 import numpy as np
 
 from ..actions import KIND_MOVE
-from .common import MASK52
+from ..rules import FILL_ACE, TOP_STRENGTH
+from .common import MASK52, flags_of, tops_of
 from .native import (
     NO_FOREIGN4,
     _nat_apply_call,
@@ -18,16 +19,17 @@ from .position import _apply, _gen_actions, _only_deal
 
 
 @nb.njit(cache=True, _nrt=False)
-def _finish_line_native(line, nline, nstock, start_mask, pcode, pcard, pbit, deal_clear, deal_nd, code, high_bit,
-                        strength, fill, sensible, leftmost, must_fill, small, bfs, best_keys1, best_keys2):
+def _finish_line_native(line, nline, nstock, start_mask, deck, rules, small, bfs, best_keys1, best_keys2):
     """``_finish_line`` on native piles, for a line from a fresh deal: (length, moves, decisions).
 
     A line with no lone move is final as it is: its moves and decision points
     are counted on the positions the search kept along it (``best_keys1``/
-    ``best_keys2``), with no replay. Otherwise each run of lone moves is cut to
-    a shortest run to the same position (``_lone_path``), written in place,
-    and moves and decision points are counted in the same replay.
+    ``best_keys2``), with no replay. Otherwise each run of lone moves is cut
+    to a shortest run to the same position (``_lone_path``), written in place,
+    and moves and decision points are counted in the same replay. ``small``
+    (int32[3, 64]) and ``bfs`` (int32[64, 6]) are scratch.
     """
+    tops, flags = tops_of(deck), flags_of(rules)  # what the counting calls need (see NativeTops)
     lone_free = True
     for i in range(nline):
         a = line[i]
@@ -39,8 +41,7 @@ def _finish_line_native(line, nline, nstock, start_mask, pcode, pcard, pbit, dea
         decisions = 0
         for i in range(nline + 1):
             sp = np.int64(best_keys1[i] >> np.uint64(52))
-            c = _nat_legal_count_call(best_keys1[i] & MASK52, best_keys2[i], sp, nstock, pcode, code, high_bit, fill,
-                                 sensible, leftmost, must_fill)
+            c = _nat_legal_count_call(best_keys1[i] & MASK52, best_keys2[i], sp, nstock, tops, flags)
             if sp == nstock:
                 c += 1  # stopping is a choice once the stock is empty
             if c > 1 and (i < nline or sp == nstock):
@@ -61,32 +62,29 @@ def _finish_line_native(line, nline, nstock, start_mask, pcode, pcard, pbit, dea
     while True:
         if i < nline and (line[i] & 3) == KIND_MOVE and _nat_count(mask, fw, (line[i] >> 2) & 3) == 1:
             # a run of lone moves: where it ends, then the shortest run from where it starts
-            _nat_slot_pattern(mask, fw, pcard, high_bit, start)
+            _nat_slot_pattern(mask, fw, deck, start)
             mask_at, fw_at = mask, fw
             j = i
             while j < nline and (line[j] & 3) == KIND_MOVE and _nat_count(mask, fw, (line[j] >> 2) & 3) == 1:
-                mask, fw, sp, _nd, _full, _lone = _nat_apply_call(line[j], mask, fw, sp, pcode, pcard, pbit, deal_clear,
-                                                             deal_nd, code, high_bit)
+                mask, fw, sp, _nd, _full, _lone = _nat_apply_call(line[j], mask, fw, sp, deck)
                 j += 1
-            _nat_slot_pattern(mask, fw, pcard, high_bit, goal)
-            m = _lone_path(start, goal, leftmost, fill == 1, strength, path, bfs)
+            _nat_slot_pattern(mask, fw, deck, goal)
+            m = _lone_path(start, goal, rules.leftmost, rules.fill == FILL_ACE, rules.strength, path, bfs)
             keep = m < 0 or m > j - i
             if keep:
                 m = j - i
             mask, fw = mask_at, fw_at
             for t in range(m):
                 b = line[i + t] if keep else path[t]
-                if _nat_legal_count_call(mask, fw, sp, nstock, pcode, code, high_bit, fill, sensible, leftmost,
-                                    must_fill) + (1 if sp == nstock else 0) > 1:
+                if _nat_legal_count_call(mask, fw, sp, nstock, tops, flags) + (1 if sp == nstock else 0) > 1:
                     decisions += 1
                 moves += 1
-                mask, fw, sp, _nd, _full, _lone = _nat_apply_call(b, mask, fw, sp, pcode, pcard, pbit, deal_clear,
-                                                             deal_nd, code, high_bit)
+                mask, fw, sp, _nd, _full, _lone = _nat_apply_call(b, mask, fw, sp, deck)
                 line[n] = b
                 n += 1
             i = j
             continue
-        c = _nat_legal_count_call(mask, fw, sp, nstock, pcode, code, high_bit, fill, sensible, leftmost, must_fill)
+        c = _nat_legal_count_call(mask, fw, sp, nstock, tops, flags)
         if sp == nstock:
             c += 1  # stopping is a choice once the stock is empty
         if c > 1 and (i < nline or sp == nstock):
@@ -94,8 +92,7 @@ def _finish_line_native(line, nline, nstock, start_mask, pcode, pcard, pbit, dea
         if i >= nline:
             break
         a = line[i]
-        mask, fw, sp, _nd, _full, _lone = _nat_apply_call(a, mask, fw, sp, pcode, pcard, pbit, deal_clear, deal_nd,
-                                                     code, high_bit)
+        mask, fw, sp, _nd, _full, _lone = _nat_apply_call(a, mask, fw, sp, deck)
         if (a & 3) == KIND_MOVE:
             moves += 1
         line[n] = a
@@ -105,19 +102,17 @@ def _finish_line_native(line, nline, nstock, start_mask, pcode, pcard, pbit, dea
 
 
 @nb.njit(cache=True, inline="always", _nrt=False)
-def _is_decision(piles, h, sp, nstock, strength, code, fill, optional, sensible, leftmost, must_fill, scratch,
-                 last):
+def _is_decision(piles, h, sp, nstock, rules, scratch, last):
     """1 when a point of a line is a decision point (as in policies.py), else 0.
 
     A decision point is one where the player had more than one choice: the
     legal actions plus, once the stock is empty, stopping. ``last``: the end
     of the line, which counts only when the player stopped by choice.
     """
-    if _only_deal(h, optional):
+    if _only_deal(h, rules.optional):
         n = 1 if sp < nstock else 0
     else:
-        n = _gen_actions(piles, h, sp, nstock, strength, code, fill, optional, sensible, leftmost, must_fill,
-                         scratch, True)
+        n = _gen_actions(piles, h, sp, nstock, rules, scratch, True)
     if sp == nstock:
         n += 1  # stopping is a choice once the stock is empty
     return 1 if n > 1 and (not last or sp == nstock) else 0
@@ -157,7 +152,7 @@ def _lone_path(start, goal, leftmost, aces_only, strength, out, bfs):
                 first_empty = p
                 break
         for src in range(4):
-            if q[head, src] < 0 or (aces_only and strength[q[head, src]] != 12):
+            if q[head, src] < 0 or (aces_only and strength[q[head, src]] != TOP_STRENGTH):
                 continue
             for dst in range(4):
                 if q[head, dst] != -1 or (leftmost and dst != first_empty):
@@ -231,8 +226,7 @@ def _lone_move(piles, h, a):
 
 
 @nb.njit(cache=True, _nrt=False)
-def _finish_line(piles, h, stock, nstock, strength, code, fill, optional, sensible, leftmost, must_fill,
-                 line, nline, small, bfs, scratch, rec_pile, rec_card):
+def _finish_line(piles, h, stock, nstock, rules, line, nline, small, bfs, scratch, work):
     """Replay the best line from (piles, h) and shorten its runs of lone moves: (length, moves, decisions).
 
     The search may wander through several relabellings (a run of lone moves)
@@ -242,6 +236,7 @@ def _finish_line(piles, h, stock, nstock, strength, code, fill, optional, sensib
     (a shortened run is never longer, so no action is overwritten before it is
     read); the same replay counts its move actions and decision points
     (``_is_decision``). ``piles``/``h`` are left at the end of the line.
+    ``small``, ``bfs`` and ``scratch`` are scratch; discards go onto ``work``'s undo stack.
     """
     start = small[0, :4]
     goal = small[1, :4]
@@ -262,29 +257,26 @@ def _finish_line(piles, h, stock, nstock, strength, code, fill, optional, sensib
                 _lone_move(piles, h, line[j])
                 j += 1
             _slot_pattern(piles, h, goal)
-            m = _lone_path(start, goal, leftmost, fill == 1, strength, path, bfs)
+            m = _lone_path(start, goal, rules.leftmost, rules.fill == FILL_ACE, rules.strength, path, bfs)
             keep = m < 0 or m > j - i
             if keep:
                 m = j - i
             _set_slot_pattern(piles, h, start)
             for t in range(m):
                 b = line[i + t] if keep else path[t]
-                decisions += _is_decision(piles, h, sp, nstock, strength, code, fill, optional, sensible,
-                                          leftmost, must_fill, scratch, False)
+                decisions += _is_decision(piles, h, sp, nstock, rules, scratch, False)
                 moves += 1
                 _lone_move(piles, h, b)
                 line[n] = b
                 n += 1
             i = j
             continue
-        decisions += _is_decision(piles, h, sp, nstock, strength, code, fill, optional, sensible, leftmost,
-                                  must_fill, scratch, False)
+        decisions += _is_decision(piles, h, sp, nstock, rules, scratch, False)
         if (a & 3) == KIND_MOVE:
             moves += 1
-        sp, rtop = _apply(a, piles, h, stock, sp, code, optional, rec_pile, rec_card, rtop)
+        sp, rtop = _apply(a, piles, h, stock, sp, rules, work, rtop)
         line[n] = a
         n += 1
         i += 1
-    decisions += _is_decision(piles, h, sp, nstock, strength, code, fill, optional, sensible, leftmost, must_fill,
-                              scratch, True)
+    decisions += _is_decision(piles, h, sp, nstock, rules, scratch, True)
     return n, moves, decisions

@@ -18,9 +18,12 @@ import numpy as np
 
 from ..actions import KIND_DEAL, KIND_MOVE
 from ..game import WIN_SCORE
+from ..rules import FILL_ACE, TOP_STRENGTH
 from .common import (
-    _I8,
+    _DECK,
+    _FLAGS,
     _I32,
+    _TOPS,
     MASK52,
     MAX_DEPTH,
     STATUS_GAVE_UP,
@@ -30,6 +33,8 @@ from .common import (
     _on_lone_run,
     _set4,
     _sort4,
+    flags_of,
+    tops_of,
 )
 from .table import _tt_seen_or_add
 
@@ -50,13 +55,13 @@ def _nat_foreign(fw, p):
 
 
 @nb.njit(cache=True, inline="always", _nrt=False)
-def _nat_top(mask, fw, p, pcode, code, high_bit):
+def _nat_top(mask, fw, p, deck):
     """The top card of pile p as its code (``suit * 16 + strength``); -64 for an empty pile."""
     f = _nat_field(mask, p)
     if f != 0:
-        return np.int64(pcode[13 * p + high_bit[f]])
+        return np.int64(deck.pcode[13 * p + deck.high_bit[f]])
     fb = _nat_foreign(fw, p)
-    return np.int64(code[fb]) if fb != 255 else np.int64(-64)
+    return np.int64(deck.code[fb]) if fb != 255 else np.int64(-64)
 
 
 @nb.njit(cache=True, inline="always", _nrt=False)
@@ -70,14 +75,15 @@ def _nat_count(mask, fw, p):
 
 
 @nb.njit(cache=True, inline="always", _nrt=False)
-def _nat_resolve(mask, fw, pcode, code, high_bit):
+def _nat_resolve(mask, fw, deck):
     """Make every forced discard (as ``_resolve``); returns (mask, fw, discards, no pile is empty)."""
+    high_bit = deck.high_bit
     nd = 0
     while True:
-        t0 = _nat_top(mask, fw, 0, pcode, code, high_bit)
-        t1 = _nat_top(mask, fw, 1, pcode, code, high_bit)
-        t2 = _nat_top(mask, fw, 2, pcode, code, high_bit)
-        t3 = _nat_top(mask, fw, 3, pcode, code, high_bit)
+        t0 = _nat_top(mask, fw, 0, deck)
+        t1 = _nat_top(mask, fw, 1, deck)
+        t2 = _nat_top(mask, fw, 2, deck)
+        t3 = _nat_top(mask, fw, 3, deck)
         d0 = _beaten(t0, t1, t2, t3)
         d1 = _beaten(t1, t0, t2, t3)
         d2 = _beaten(t2, t0, t1, t3)
@@ -95,10 +101,11 @@ def _nat_resolve(mask, fw, pcode, code, high_bit):
 
 
 @nb.njit(cache=True, inline="always", _nrt=False)
-def _nat_gen(mask, fw, sp, nstock, pcode, code, high_bit, fill, sensible, leftmost, must_fill, out):
+def _nat_gen(mask, fw, sp, nstock, deck, rules, out):
     """The search order of ``_gen_actions`` on a native position: moves of a card that is not
     alone, the deal, lone moves; with the stock out only moves of a card that is not alone, into
     the first empty pile. Returns the count written to ``out``."""
+    fill, sensible, leftmost, must_fill = rules.fill, rules.sensible, rules.leftmost, rules.must_fill
     first_empty = -1
     for p in range(4):
         if _nat_count(mask, fw, p) == 0:
@@ -126,7 +133,7 @@ def _nat_gen(mask, fw, sp, nstock, pcode, code, high_bit, fill, sensible, leftmo
                 continue
             if c == 1 and sensible:
                 continue
-            if fill == 1 and (_nat_top(mask, fw, src, pcode, code, high_bit) & 15) != 12:
+            if fill == FILL_ACE and (_nat_top(mask, fw, src, deck) & 15) != TOP_STRENGTH:
                 continue
             for dst in range(4):
                 if _nat_count(mask, fw, dst) != 0:
@@ -147,13 +154,14 @@ def _nat_gen(mask, fw, sp, nstock, pcode, code, high_bit, fill, sensible, leftmo
 
 
 @nb.njit(cache=True, inline="always", _nrt=False)
-def _nat_end_key(mask, fw, sp, pcard, high_bit):
+def _nat_end_key(mask, fw, sp, deck):
     """The table key of a position with the stock out: that of the multiset of piles (as ``_key``).
 
     A pile of two or more cards holds one of its own, so its label is fixed; the
     lone cards are taken off the mask and written in ascending order into the
     other labels (254 for an empty pile).
     """
+    pcard, high_bit = deck.pcard, deck.high_bit
     k1 = mask
     l0 = l1 = l2 = l3 = np.int64(255)
     nl = 0
@@ -183,11 +191,12 @@ def _nat_end_key(mask, fw, sp, pcard, high_bit):
 
 
 @nb.njit(cache=True, inline="always", _nrt=False)
-def _nat_apply(a, mask, fw, sp, pcode, pcard, pbit, deal_clear, deal_nd, code, high_bit):
+def _nat_apply(a, mask, fw, sp, deck):
     """Apply action code ``a`` (a deal or a move) and its forced discards to a native position.
 
     Returns (mask, fw, sp, discards, no pile is empty, the move was a lone move).
     """
+    pcard, pbit, deal_clear, deal_nd, high_bit = deck.pcard, deck.pbit, deck.deal_clear, deck.deal_nd, deck.high_bit
     is_lone = False
     if (a & 3) == KIND_DEAL:
         sp += 4
@@ -198,7 +207,7 @@ def _nat_apply(a, mask, fw, sp, pcode, pcard, pbit, deal_clear, deal_nd, code, h
         if c == 0:
             return mask, fw, sp, np.int64(0), True, False
         mask &= ~c
-        mask, fw, nd, full = _nat_resolve(mask, fw, pcode, code, high_bit)
+        mask, fw, nd, full = _nat_resolve(mask, fw, deck)
         return mask, fw, sp, nd + deal_nd[i], full, False
     src = (a >> 2) & 3
     dst = (a >> 4) & 3
@@ -219,13 +228,14 @@ def _nat_apply(a, mask, fw, sp, pcode, pcard, pbit, deal_clear, deal_nd, code, h
         mask |= np.uint64(1) << np.uint64(home)
     else:
         fw = (fw & ~(np.uint32(255) << np.uint32(8 * dst))) | (card << np.uint32(8 * dst))
-    mask, fw, nd, full = _nat_resolve(mask, fw, pcode, code, high_bit)
+    mask, fw, nd, full = _nat_resolve(mask, fw, deck)
     return mask, fw, sp, nd, full, is_lone
 
 
 @nb.njit(cache=True, inline="always", _nrt=False)
-def _nat_legal_count(mask, fw, sp, nstock, pcode, code, high_bit, fill, sensible, leftmost, must_fill):
+def _nat_legal_count(mask, fw, sp, nstock, deck, rules):
     """The number of legal actions of a native position (as ``game.legal_actions``)."""
+    fill, sensible, leftmost, must_fill = rules.fill, rules.sensible, rules.leftmost, rules.must_fill
     n_empty = 0
     for p in range(4):
         if _nat_count(mask, fw, p) == 0:
@@ -237,7 +247,7 @@ def _nat_legal_count(mask, fw, sp, nstock, pcode, code, high_bit, fill, sensible
             c = _nat_count(mask, fw, src)
             if c == 0 or (c == 1 and sensible):
                 continue
-            if fill == 1 and (_nat_top(mask, fw, src, pcode, code, high_bit) & 15) != 12:
+            if fill == FILL_ACE and (_nat_top(mask, fw, src, deck) & 15) != TOP_STRENGTH:
                 continue
             moves += 1 if leftmost else n_empty
             if c == 2:
@@ -248,41 +258,38 @@ def _nat_legal_count(mask, fw, sp, nstock, pcode, code, high_bit, fill, sensible
 
 # Compiled once, called (not inlined) where speed matters less than compile time: the
 # line's finish and the root of the search. Explicit signatures: one compiled version.
-_U64A = nb.types.Array(nb.uint64, 1, "C")
-_I64A = nb.types.Array(nb.int64, 1, "C")
 
 
 @nb.njit(nb.types.Tuple((nb.uint64, nb.uint32, nb.int64, nb.int64, nb.boolean, nb.boolean))(
-    nb.int64, nb.uint64, nb.uint32, nb.int64, _I8, _I8, _I8, _U64A, _I64A, _I8, _I8), cache=True, _nrt=False)
-def _nat_apply_call(a, mask, fw, sp, pcode, pcard, pbit, deal_clear, deal_nd, code, high_bit):
+    nb.int64, nb.uint64, nb.uint32, nb.int64, _DECK), cache=True, _nrt=False)
+def _nat_apply_call(a, mask, fw, sp, deck):
     """``_nat_apply``, called."""
-    return _nat_apply(a, mask, fw, sp, pcode, pcard, pbit, deal_clear, deal_nd, code, high_bit)
+    return _nat_apply(a, mask, fw, sp, deck)
 
 
-@nb.njit(nb.types.Tuple((nb.uint64, nb.uint32, nb.int64, nb.boolean))(nb.uint64, nb.uint32, _I8, _I8, _I8),
+@nb.njit(nb.types.Tuple((nb.uint64, nb.uint32, nb.int64, nb.boolean))(nb.uint64, nb.uint32, _DECK),
          cache=True, _nrt=False)
-def _nat_resolve_call(mask, fw, pcode, code, high_bit):
+def _nat_resolve_call(mask, fw, deck):
     """``_nat_resolve``, called."""
-    return _nat_resolve(mask, fw, pcode, code, high_bit)
+    return _nat_resolve(mask, fw, deck)
 
 
-@nb.njit(nb.int64(nb.uint64, nb.uint32, nb.int64, nb.int64, _I8, _I8, _I8, nb.int64, nb.boolean, nb.boolean,
-                  nb.boolean), cache=True, _nrt=False)
-def _nat_legal_count_call(mask, fw, sp, nstock, pcode, code, high_bit, fill, sensible, leftmost, must_fill):
-    """``_nat_legal_count``, called."""
-    return _nat_legal_count(mask, fw, sp, nstock, pcode, code, high_bit, fill, sensible, leftmost, must_fill)
+@nb.njit(nb.int64(nb.uint64, nb.uint32, nb.int64, nb.int64, _TOPS, _FLAGS), cache=True, _nrt=False)
+def _nat_legal_count_call(mask, fw, sp, nstock, tops, flags):
+    """``_nat_legal_count``, called (with the NativeTops and MoveFlags of the deck and the rules)."""
+    return _nat_legal_count(mask, fw, sp, nstock, tops, flags)
 
 
-@nb.njit(nb.int64(nb.uint64, nb.uint32, nb.int64, nb.int64, _I8, _I8, _I8, nb.int64, nb.boolean, nb.boolean,
-                  nb.boolean, _I32), cache=True, _nrt=False)
-def _nat_gen_call(mask, fw, sp, nstock, pcode, code, high_bit, fill, sensible, leftmost, must_fill, out):
-    """``_nat_gen``, called."""
-    return _nat_gen(mask, fw, sp, nstock, pcode, code, high_bit, fill, sensible, leftmost, must_fill, out)
+@nb.njit(nb.int64(nb.uint64, nb.uint32, nb.int64, nb.int64, _TOPS, _FLAGS, _I32), cache=True, _nrt=False)
+def _nat_gen_call(mask, fw, sp, nstock, tops, flags, out):
+    """``_nat_gen``, called (with the NativeTops and MoveFlags of the deck and the rules)."""
+    return _nat_gen(mask, fw, sp, nstock, tops, flags, out)
 
 
 @nb.njit(cache=True, inline="always", _nrt=False)
-def _nat_slot_pattern(mask, fw, pcard, high_bit, out):
+def _nat_slot_pattern(mask, fw, deck, out):
     """``_slot_pattern`` of a native position: per pile its lone card, -1 when empty, -2 for two or more."""
+    pcard, high_bit = deck.pcard, deck.high_bit
     for p in range(4):
         c = _nat_count(mask, fw, p)
         if c == 0:
@@ -295,31 +302,40 @@ def _nat_slot_pattern(mask, fw, pcard, high_bit, out):
 
 
 @nb.njit(cache=True, _nrt=False)
-def _search_native(nstock, start_mask, start_score, pcode, pcard, pbit, deal_clear, deal_nd, code, high_bit, fill, sensible, leftmost,
-                   must_fill, node_limit, tt, tt_mask, epoch, acts, nacts, idx, path, lone, keys1, keys2, scores,
-                   best_line, best_keys1, best_keys2):
-    """``_search`` on native piles (forced discards, a fresh deal, any variant but ``easy``).
+def _search_native(nstock, start_mask, start_score, deck, rules, node_limit, table, epoch, work):
+    """``generic._search`` on native piles (forced discards, a fresh deal, any variant but ``easy``).
 
-    ``start_mask``: the native mask of the start (the first four cards, forced
-    discards made), no foreign bottom, no card dealt from the stock. Frame k's
-    position is ``keys1[k]`` (mask | sp << 52) and ``keys2[k]`` (foreign
-    bottoms); ``scores[k]`` its score. Returns (best score, best line length,
-    nodes, status) with the line in ``best_line`` (action codes of the search)
-    and the positions along it in ``best_keys1``/``best_keys2`` (as the frames).
+    Args:
+        nstock:       the stock's length (48)
+        start_mask:   the native mask of the start (the first four cards, forced discards made),
+                      no foreign bottom, no card dealt from the stock
+        start_score:  the discards made so far
+        deck:         NativeDeck of the deal
+        rules:        SearchRules
+        node_limit:   positions to search at most; <= 0 for no limit
+        table, epoch: the transposition table and this search's epoch in it
+        work:         Work buffers: frame k's position is ``keys1[k]`` (mask | sp << 52) and
+                      ``keys2[k]`` (foreign bottoms), ``scores[k]`` its score
+
+    Returns (best score, best line length, nodes, status), with the line in
+    ``work.best_line`` (action codes) and the positions along it in
+    ``work.best_keys1``/``work.best_keys2`` (as the frames).
     """
+    acts, nacts, idx, path, lone, keys1, keys2, scores = work.acts, work.nacts, work.idx, work.path, work.lone, \
+        work.keys1, work.keys2, work.scores
+    best_line, best_keys1, best_keys2 = work.best_line, work.best_keys1, work.best_keys2
     best = start_score
     best_len = 0
     nodes = 1
     status = STATUS_SOLVED
     fw = NO_FOREIGN4
-    _tt_seen_or_add(tt, start_mask, fw, epoch, 0, tt_mask)
+    _tt_seen_or_add(table, start_mask, fw, epoch, 0)
     if best >= WIN_SCORE:
         return best, 0, nodes, status
     keys1[0] = start_mask
     keys2[0] = fw
     scores[0] = start_score
-    nacts[0] = _nat_gen_call(start_mask, fw, 0, nstock, pcode, code, high_bit, fill, sensible, leftmost, must_fill,
-                            acts[0])
+    nacts[0] = _nat_gen_call(start_mask, fw, 0, nstock, tops_of(deck), flags_of(rules), acts[0])
     idx[0] = 0
     k = 0
     a = -1  # an action already chosen (a deal from a position with no empty pile), or -1
@@ -337,8 +353,7 @@ def _search_native(nstock, start_mask, start_score, pcode, pcard, pbit, deal_cle
             mask = keys1[k] & MASK52
             sp = np.int64(keys1[k] >> np.uint64(52))
             fw = keys2[k]
-        mask, fw, sp, nd, full, is_lone = _nat_apply(a, mask, fw, sp, pcode, pcard, pbit, deal_clear, deal_nd, code,
-                                                     high_bit)
+        mask, fw, sp, nd, full, is_lone = _nat_apply(a, mask, fw, sp, deck)
         score = scores[k] + nd
         path[k] = a
         lone[k] = is_lone
@@ -351,10 +366,10 @@ def _search_native(nstock, start_mask, start_score, pcode, pcard, pbit, deal_cle
             # as in _search: a position with no empty pile is looked up at every other stock position
             if not skip and not (full and (sp & 4) != 0):
                 if sp < nstock:
-                    skip = _tt_seen_or_add(tt, n1, fw, epoch, sp, tt_mask)
+                    skip = _tt_seen_or_add(table, n1, fw, epoch, sp)
                 else:
-                    e1, e2 = _nat_end_key(mask, fw, sp, pcard, high_bit)
-                    skip = _tt_seen_or_add(tt, e1, e2, epoch, sp, tt_mask)
+                    e1, e2 = _nat_end_key(mask, fw, sp, deck)
+                    skip = _tt_seen_or_add(table, e1, e2, epoch, sp)
         a = -1
         if skip:
             continue
@@ -388,7 +403,6 @@ def _search_native(nstock, start_mask, start_score, pcode, pcard, pbit, deal_cle
             idx[k] = 1
             a = KIND_DEAL
         else:
-            nacts[k] = _nat_gen(mask, fw, sp, nstock, pcode, code, high_bit, fill, sensible, leftmost, must_fill,
-                                acts[k])
+            nacts[k] = _nat_gen(mask, fw, sp, nstock, deck, rules, acts[k])
             idx[k] = 0
     return best, best_len, nodes, status

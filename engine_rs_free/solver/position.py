@@ -12,7 +12,8 @@ import numba as nb
 import numpy as np
 
 from ..actions import KIND_DEAL, KIND_DISCARD, KIND_MOVE
-from .common import _I8, _I32, _NO_FOREIGN, _PILES, _beaten, _get4, _set4, _sort4
+from ..rules import FILL_ACE, FILL_ANY, TOP_STRENGTH
+from .common import _I32, _NO_FOREIGN, _PILES, _RULES, _beaten, _get4, _set4, _sort4
 
 
 @nb.njit(cache=True, inline="always", _nrt=False)
@@ -96,10 +97,10 @@ def _write_moves(piles, h, strength, fill, sensible, leftmost, out, n, which):
             continue
         if which == 2 and hs != 1:
             continue
-        maxd = hs if fill == 2 else 1
+        maxd = hs if fill == FILL_ANY else 1
         for depth in range(maxd):
             card = piles[src, hs - 1 - depth]
-            if fill == 1 and strength[card] != 12:
+            if fill == FILL_ACE and strength[card] != TOP_STRENGTH:
                 continue
             for dst in range(4):
                 if h[dst] != 0:
@@ -113,8 +114,7 @@ def _write_moves(piles, h, strength, fill, sensible, leftmost, out, n, which):
 
 # An explicit signature for _gen_actions, which the search and the line replay call with
 # different integer types: one compiled version instead of several.
-_SIG_GEN_ACTIONS = nb.int64(_PILES, _I32, nb.int64, nb.int64, _I8, _I8, nb.int64, nb.boolean, nb.boolean,
-                            nb.boolean, nb.boolean, _I32, nb.boolean)
+_SIG_GEN_ACTIONS = nb.int64(_PILES, _I32, nb.int64, nb.int64, _RULES, _I32, nb.boolean)
 
 
 @nb.njit(cache=True, _nrt=False)
@@ -128,8 +128,7 @@ def _write_discards(piles, h, code, out, n):
 
 
 @nb.njit(cache=True, inline="always", _nrt=False)
-def _gen_actions_inline(piles, h, sp, nstock, strength, code, fill, optional, sensible, leftmost, must_fill, out,
-                        contract_order):
+def _gen_actions_inline(piles, h, sp, nstock, rules, out, contract_order):
     """``_gen_actions``, inlined where it is called in the search loop.
 
     Write the legal actions of the position into ``out``; return how many.
@@ -138,6 +137,7 @@ def _gen_actions_inline(piles, h, sp, nstock, strength, code, fill, optional, se
     Otherwise the search order: discards, moves of a card that is not alone,
     deal, lone moves (a lone move only relabels piles, so it is tried last).
     """
+    strength, code, fill, optional, sensible, leftmost, must_fill = rules
     n = 0
     can_deal = sp < nstock
     if contract_order:
@@ -182,21 +182,19 @@ def _gen_actions_inline(piles, h, sp, nstock, strength, code, fill, optional, se
 
 
 @nb.njit(_SIG_GEN_ACTIONS, cache=True, _nrt=False)
-def _gen_actions(piles, h, sp, nstock, strength, code, fill, optional, sensible, leftmost, must_fill, out,
-                 contract_order):
+def _gen_actions(piles, h, sp, nstock, rules, out, contract_order):
     """Write the legal actions of the position into ``out``; return how many (``_gen_actions_inline``)."""
-    return _gen_actions_inline(piles, h, sp, nstock, strength, code, fill, optional, sensible, leftmost, must_fill,
-                               out, contract_order)
+    return _gen_actions_inline(piles, h, sp, nstock, rules, out, contract_order)
 
 
 @nb.njit(cache=True, inline="always", _nrt=False)
-def _deal(piles, h, stock, sp, code, optional, rec_pile, rec_card, rtop):
+def _deal(piles, h, stock, sp, rules, work, rtop):
     """Deal the next four cards (and make the forced discards); (new sp, new undo-stack top)."""
     for p in range(4):
         piles[p, h[p]] = stock[sp + p]
         h[p] += 1
-    if not optional:
-        rtop = _resolve(piles, h, code, rec_pile, rec_card, rtop)
+    if not rules.optional:
+        rtop = _resolve(piles, h, rules.code, work.rec_pile, work.rec_card, rtop)
     return sp + 4, rtop
 
 
@@ -209,11 +207,16 @@ def _undo_deal(h, sp):
 
 
 @nb.njit(cache=True, inline="always", _nrt=False)
-def _apply(a, piles, h, stock, sp, code, optional, rec_pile, rec_card, rtop):
-    """Apply action code ``a`` (and the forced discards); returns (new sp, new undo-stack top)."""
+def _apply(a, piles, h, stock, sp, rules, work, rtop):
+    """Apply action code ``a`` (and the forced discards); returns (new sp, new undo-stack top).
+
+    Discards go onto the undo stack ``work.rec_pile``/``work.rec_card`` from ``rtop`` on.
+    """
     kind = a & 3
     if kind == KIND_DEAL:
-        return _deal(piles, h, stock, sp, code, optional, rec_pile, rec_card, rtop)
+        return _deal(piles, h, stock, sp, rules, work, rtop)
+    rec_pile = work.rec_pile
+    rec_card = work.rec_card
     if kind == KIND_MOVE:
         src = (a >> 2) & 3
         dst = (a >> 4) & 3
@@ -232,8 +235,8 @@ def _apply(a, piles, h, stock, sp, code, optional, rec_pile, rec_card, rtop):
         rec_card[rtop] = piles[p, h[p]]
         rtop += 1
         return sp, rtop
-    if not optional:
-        rtop = _resolve(piles, h, code, rec_pile, rec_card, rtop)
+    if not rules.optional:
+        rtop = _resolve(piles, h, rules.code, rec_pile, rec_card, rtop)
     return sp, rtop
 
 
@@ -248,9 +251,9 @@ def _undo_discards(piles, h, rec_pile, rec_card, rtop, rbase):
 
 
 @nb.njit(cache=True, inline="always", _nrt=False)
-def _undo(a, piles, h, sp, rec_pile, rec_card, rtop, rbase):
+def _undo(a, piles, h, sp, work, rtop, rbase):
     """Undo action ``a`` whose discards are undo-stack entries rbase..rtop-1; returns the old sp."""
-    _undo_discards(piles, h, rec_pile, rec_card, rtop, rbase)
+    _undo_discards(piles, h, work.rec_pile, work.rec_card, rtop, rbase)
     kind = a & 3
     if kind == KIND_DEAL:
         sp = _undo_deal(h, sp)

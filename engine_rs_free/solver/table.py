@@ -34,14 +34,16 @@ def _mix(k1, k2):
 
 
 @nb.njit(cache=True, inline="always", _nrt=False)
-def _tt_seen_or_add(tt, k1, k2, epoch, sp, mask_bits):
+def _tt_seen_or_add(table, k1, k2, epoch, sp):
     """True when the exact key is in the table (this deck); else add it and return False.
 
-    ``tt`` is ``uint64[2 * entries]``: entry i is ``tt[2i] = k1`` and
-    ``tt[2i+1] = k2 | tag << 32`` with ``tag = epoch << 8 | sp``. A bucket of
+    ``table.slots`` is ``uint64[2 * entries]``: entry i is ``slots[2i] = k1`` and
+    ``slots[2i+1] = k2 | tag << 32`` with ``tag = epoch << 8 | sp``. A bucket of
     four entries is one 64-byte cache line. Entries of another epoch (deck)
     are free slots, so the table is never cleared between decks.
     """
+    tt = table.slots
+    mask_bits = table.mask
     b = np.int64(_mix(k1, k2) & mask_bits) * BUCKET
     victim = b
     victim_sp = -1

@@ -19,15 +19,20 @@ from collections import Counter
 
 import numpy as np
 import pytest
+from test_solver import brute_value, random_position
 
 from engine_rs_free import game
 from engine_rs_free.cards import SUIT
 from engine_rs_free.deals import deal_batch
 from engine_rs_free.rules import FILL_ACE, TOP_STRENGTH, rules_by_name, strength_table
 from engine_rs_free.solver import core, solve_batch
-from engine_rs_free.solver.optional import ALL_RULES, RULE_END, RULE_NO_TARGET, RULE_STRICT_PILES, rule_flags
-
-from test_solver import brute_value, random_position
+from engine_rs_free.solver.optional import (
+    ALL_RULES,
+    RULE_END,
+    RULE_NO_TARGET,
+    RULE_STRICT_PILES,
+    rule_flags,
+)
 
 OPTIONAL_VARIANTS = ["standard+optional", "strict+optional", "reverse+optional"]
 

@@ -84,7 +84,7 @@ def _sources(args, bad):
         try:
             fh = sys.stdin if args.decks == "-" else open(args.decks, encoding="utf-8")
         except OSError as exc:
-            raise UserError(f"cannot read deck file {args.decks!r}: {exc.strerror}; give a readable file or '-'")
+            raise UserError(f"cannot read deck file {args.decks!r}: {exc.strerror}; give a readable file or '-'") from None
         try:
             for chunk in iter_deck_chunks(fh, CHUNK_SIZES):
                 for number, error in chunk.errors:

@@ -85,6 +85,7 @@ REPORT_QUERIES = (
     "score_distribution",
     "policy_gap",
     "value_of_information",
+    "value_of_optional",
     "claims",
     "solver_ladder",
     "coverage",

@@ -9,7 +9,7 @@
 -- construction; they are left out (only players whose rows differ are shown).
 --
 -- grain:      one row per (variant, policy) with rows under both discards rules
--- inputs:     pairs (a view of the aggregates); macro player_kind
+-- inputs:     pairs (a view of the aggregates); macros player_kind, paired_half
 -- parameters: none
 -- columns:
 --   variant, optional_variant, policy
@@ -35,11 +35,7 @@ moments AS (
     SELECT
         *,
         (optional_only - forced_only)::DOUBLE / deals AS value,
-        CASE WHEN deals > 1 THEN
-            greatest(0.0, ((optional_only + forced_only)::DOUBLE
-                           - (optional_only - forced_only)::DOUBLE * (optional_only - forced_only) / deals)
-                          / (deals - 1))
-        END AS var
+        paired_half(optional_only, forced_only, deals) AS half
     FROM oriented
 )
 SELECT
@@ -54,8 +50,8 @@ SELECT
     optional_only,
     forced_only,
     value,
-    value - 1.96 * sqrt(var / deals) - forced_undecided::DOUBLE / deals AS value_low,
-    value + 1.96 * sqrt(var / deals) + optional_undecided::DOUBLE / deals AS value_high,
+    value - half - forced_undecided::DOUBLE / deals AS value_low,
+    value + half + optional_undecided::DOUBLE / deals AS value_high,
     gain_sum::DOUBLE / deals AS mean_score_gain
 FROM moments
 WHERE optional_only + forced_only > 0 OR gain_sum <> 0 OR player_kind(policy) <> 'honest'

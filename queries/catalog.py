@@ -74,7 +74,7 @@ from pathlib import Path
 CATALOG_NAME = "acesup.duckdb"
 CATALOG_SQL = "acesup.sql"
 CATALOG_DIR = "catalog"
-CATALOG_VERSION = 5  # bump when the views, tables or macros change: older catalogs are rebuilt
+CATALOG_VERSION = 6  # bump when the views, tables or macros change: older catalogs are rebuilt
 STORAGE_VERSION = "v1.0.0"  # the oldest DuckDB storage format: every client since 1.0 reads the file
 QUERY_DIR = Path(__file__).resolve().parent
 WILSON_Z = 1.96

@@ -339,7 +339,7 @@ def play(decks, rules, spec: str | AdpSpec, *, seed: int, indices=None, want_lin
     spec = parse_adp(spec)
     st, su, fill = rule_tables(rules)
     decks, indices, seed = check_batch_input(decks, indices, seed)
-    model = load_model(spec.w)
+    model = load_model(spec.w, fill == 1)
     n = len(decks)
     score = np.zeros(n, np.int8)
     moves = np.zeros(n, np.int16)
@@ -381,7 +381,7 @@ def choose(state, rules, spec: str | AdpSpec, *, seed: int, index: int, decision
     st, su, fill = rule_tables(rules)
     if not state.stock:
         raise ValueError("choose() needs cards left to deal; with the stock empty the player plays its best line")
-    model = load_model(spec.w)
+    model = load_model(spec.w, fill == 1)
     P, H, KM, KF = new_pool(4)
     r = POOL_ROWS - 1
     pool_row(P, H, r, state.piles)

@@ -120,17 +120,18 @@ def parse_bound(name: str | BoundSpec) -> BoundSpec:
     if spec.exact not in (0, 4, 8):
         raise ValueError(f"exact={vals.get('exact')!r} in player {raw!r} is not 0, 4 or 8")
     if spec.w != "zero":
-        load_model(spec.w)  # a clear error now, not in a worker
+        load_model(spec.w)  # a clear error now, not in a worker (the strict model is checked when it plays)
     return spec
 
 
-def w_kind_and_model(w: str) -> tuple[int, Model]:
-    """(kind, model) of a W name: ``zero``, ``exact`` (at most 8 cards undealt) or a shipped model."""
+def w_kind_and_model(w: str, rules) -> tuple[int, Model]:
+    """(kind, model) of a W name under ``rules``: ``zero``, ``exact`` (at most 8 cards undealt) or a
+    shipped model (its strict file for strict)."""
     if w == "zero":
         return W_ZERO, Model.zero()
     if w == "exact":
         return W_EXACT, Model.zero()
-    return W_MODEL, load_model(w)
+    return W_MODEL, load_model(w, rule_tables(rules)[2] == 1)
 
 
 def deal_tuples(stock_cards: list[int], *, samples: int, exact: int, seed: int, index: int, stream=STREAM_PENALTY):
@@ -378,7 +379,7 @@ def penalised_value(piles, stock, rules, *, w: str = DEFAULT_MODEL, samples: int
     stock = [int(c) for c in stock]
     if len(stock) % 4:
         raise ValueError(f"the stock holds {len(stock)} cards; give a multiple of 4")
-    kind, model = w_kind_and_model(w)
+    kind, model = w_kind_and_model(w, rules)
     if kind == W_EXACT and len(stock) > 8:
         raise ValueError(f"w=exact needs at most 8 undealt cards; got {len(stock)}")
     ws = _ws()
@@ -462,7 +463,7 @@ def line_penalty(deck, line: str, rules, *, w: str = DEFAULT_MODEL, samples: int
     from .game import replay_states
 
     st, su, fill = rule_tables(rules)
-    kind, model = w_kind_and_model(w)
+    kind, model = w_kind_and_model(w, rules)
     deck = [int(c) for c in deck]
     tup, toff = deal_tuples(deck[4:], samples=samples, exact=exact, seed=seed, index=index)
     states = replay_states(np.asarray(deck, np.uint8), line, rules)

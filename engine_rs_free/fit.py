@@ -24,8 +24,9 @@ policy, the targets from seeded tuples, the fit from a seeded generator).
    prints their mean squared error against that of a constant.
 
 The same model serves every variant it was fitted for; the shipped one
-(``models/w1.npz``) was fitted on ``standard`` and ``reverse`` plays as standard
-(RULES.md), so it serves both; ``strict`` has its own (``models/w1strict.npz``).
+(``models/w1.npz``) was fitted on ``standard``, and ``reverse`` plays as standard
+with the ranks relabelled (RULES.md; the features read strengths), so it serves
+both; ``strict`` has its own (``models/w1-strict.npz``, ``--variant strict``).
 """
 
 from __future__ import annotations
@@ -232,7 +233,8 @@ def fit(variant: str, *, games: int, tuples: int, seed: int, explore: float, hid
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m engine_rs_free.fit", description=__doc__.split("\n\n")[0],
                                  epilog="example: python -m engine_rs_free.fit --name w1 --games 30000")
-    ap.add_argument("--name", default="w1", help="model name: writes engine_rs_free/models/NAME.npz")
+    ap.add_argument("--name", default="w1",
+                    help="model name: writes engine_rs_free/models/NAME.npz (NAME-strict.npz for strict)")
     ap.add_argument("--variant", default="standard", help="rule set the states are played under")
     ap.add_argument("--games", type=int, default=30000)
     ap.add_argument("--tuples", type=int, default=32, help="sampled next deals per target")
@@ -244,13 +246,16 @@ def main(argv=None) -> int:
     a = ap.parse_args(argv)
     from .value import load_model
 
-    start = load_model(a.start) if a.start else None
+    start = load_model(a.start, rules_by_name(a.variant).fill == 1) if a.start else None
     model = fit(a.variant, games=a.games, tuples=a.tuples, seed=a.seed, explore=a.explore, hidden=a.hidden,
                 start_model=start, name=a.name, log=lambda s: print(s, flush=True))
     model.meta = (f"python -m engine_rs_free.fit --name {a.name} --variant {a.variant} --games {a.games} "
                   f"--tuples {a.tuples} --explore {a.explore} --hidden {a.hidden} --seed {a.seed}"
                   + (f" --from {a.start}" if a.start else ""))
-    out = Path(a.out) if a.out else Path(__file__).parent / "models" / f"{a.name}.npz"
+    from .value import model_file
+
+    strict = rules_by_name(a.variant).fill == 1
+    out = Path(a.out) if a.out else Path(__file__).parent / "models" / model_file(a.name, strict)
     out.parent.mkdir(parents=True, exist_ok=True)
     model.save(out)
     print(f"wrote {out}")

@@ -49,15 +49,63 @@ STREAM_CHOICE = 0xC401C  # Philox counter word 1: the tuples the adp player deci
 DEFAULT_MODEL = "w1"
 
 
+@nb.njit(cache=True, inline="always")
+def _sort4(a, b, c, d):
+    """Four values in ascending order (a sorting network)."""
+    if a > b:
+        a, b = b, a
+    if c > d:
+        c, d = d, c
+    if a > c:
+        a, c = c, a
+    if b > d:
+        b, d = d, b
+    if b > c:
+        b, c = c, b
+    return a, b, c, d
+
+
 @nb.njit(cache=True)
 def features(P, H, r, und, st, su, out):
-    """Write the N_FEATURES features of row r (a position about to deal) with undealt mask ``und`` to out."""
+    """Write the N_FEATURES features of row r (a position about to deal) with undealt mask ``und`` to out.
+
+    Card sets are bit masks: ``stronger[x]`` (the cards of x's suit that beat x) is built once per
+    call from the strength table, so every count below is a popcount.
+    """
     n = popcount(und)
-    # where each card is: 0 discarded, 1 undealt, 2 on the table
-    loc = np.zeros(52, np.int8)
+    inv = np.empty(52, np.int64)  # inv[suit * 13 + strength] = card
     for c in range(52):
-        if (und >> np.uint64(c)) & np.uint64(1):
-            loc[c] = 1
+        inv[su[c] * 13 + st[c]] = c
+    stronger = np.empty(52, np.uint64)
+    suit_mask = np.zeros(4, np.uint64)
+    ace_mask = np.uint64(0)
+    for s in range(4):
+        acc = np.uint64(0)
+        for t in range(12, -1, -1):
+            c = inv[s * 13 + t]
+            stronger[c] = acc
+            acc |= bit(c)
+        suit_mask[s] = acc
+        ace_mask |= bit(inv[s * 13 + TOP])
+    tab_mask = np.uint64(0)
+    pm0 = np.uint64(0)
+    pm1 = np.uint64(0)
+    pm2 = np.uint64(0)
+    pm3 = np.uint64(0)
+    for p in range(4):
+        m = np.uint64(0)
+        for i in range(H[r, p]):
+            m |= bit(P[r, p, i])
+        tab_mask |= m
+        if p == 0:
+            pm0 = m
+        elif p == 1:
+            pm1 = m
+        elif p == 2:
+            pm2 = m
+        else:
+            pm3 = m
+    live = und | tab_mask
     tab = on_table(H, r)
     empties = 0
     ace_bottom = 0
@@ -73,87 +121,56 @@ def features(P, H, r, und, st, su, out):
     threat = 0.0
     stuck_tops = 0
     top_strength = 0.0
-    hs = np.zeros(4, np.int64)
-    for p in range(4):
-        hp = H[r, p]
-        hs[p] = hp
-        for i in range(hp):
-            loc[P[r, p, i]] = 2
     for p in range(4):
         hp = H[r, p]
         if hp == 0:
             empties += 1
             continue
-        aces_here = 0
-        first_ace = -1
-        for i in range(hp):
-            x = P[r, p, i]
-            if st[x] == TOP:
-                aces_here += 1
-                ace_table += 1
-                if first_ace < 0:
-                    first_ace = i
-        if st[P[r, p, 0]] == TOP:
-            ace_bottom += 1
+        pm = pm0 if p == 0 else (pm1 if p == 1 else (pm2 if p == 2 else pm3))
+        aces_here = popcount(pm & ace_mask)
+        ace_table += aces_here
         if aces_here > 1:
             extra_aces += aces_here - 1
-        if first_ace >= 0:
-            above_ace += hp - 1 - first_ace
+        if st[P[r, p, 0]] == TOP:
+            ace_bottom += 1
         top = P[r, p, hp - 1]
         if st[top] == TOP:
             ace_top += 1
         top_strength += st[top] / 12.0
+        # from the top down: cards under an Ace, and the cards above the lowest Ace
+        ace_seen = False
+        first_ace = -1
+        for i in range(hp - 1, -1, -1):
+            x = P[r, p, i]
+            if st[x] == TOP:
+                ace_seen = True
+                first_ace = i
+            elif ace_seen:
+                under_ace += 1
+        if first_ace >= 0:
+            above_ace += hp - 1 - first_ace
+        below = np.uint64(0)
         for i in range(hp):
             x = P[r, p, i]
-            sx = st[x]
-            if sx == TOP:
-                continue
-            below_stronger = 0
-            ace_above_x = False
-            for j in range(i):
-                y = P[r, p, j]
-                if su[y] == su[x] and st[y] > sx:
-                    below_stronger += 1
-            for j in range(i + 1, hp):
-                if st[P[r, p, j]] == TOP:
-                    ace_above_x = True
-            if ace_above_x:
-                under_ace += 1
-            if below_stronger > 0:
-                blocked += 1
-                pairs += below_stronger
-                blocked_depth += i
-            # stronger cards of x's suit still in the game (undealt or on the table)
-            alive = 0
-            und_stronger = 0
-            for y in range(52):
-                if su[y] == su[x] and st[y] > sx and loc[y] != 0:
-                    alive += 1
-                    if loc[y] == 1:
-                        und_stronger += 1
-            if alive == below_stronger:
-                dead += 1
-            if i == hp - 1:
-                threat += und_stronger
-                # a top that nothing on another pile or in the stock can beat
-                elsewhere = 0
-                for q in range(4):
-                    if q != p and H[r, q] > 0:
-                        for j in range(H[r, q]):
-                            y = P[r, q, j]
-                            if su[y] == su[x] and st[y] > sx:
-                                elsewhere += 1
-                if und_stronger == 0 and elsewhere == 0:
-                    stuck_tops += 1
-    ace_und = 0
-    suit_und = np.zeros(4, np.int64)
-    for c in range(52):
-        if loc[c] == 1:
-            suit_und[su[c]] += 1
-            if st[c] == TOP:
-                ace_und += 1
-    hs.sort()
-    suit_und.sort()
+            if st[x] != TOP:
+                sx = stronger[x]
+                below_stronger = popcount(sx & below)
+                if below_stronger > 0:
+                    blocked += 1
+                    pairs += below_stronger
+                    blocked_depth += i
+                if popcount(sx & live) == below_stronger:
+                    dead += 1
+                if i == hp - 1:
+                    und_stronger = popcount(sx & und)
+                    threat += und_stronger
+                    if und_stronger == 0 and (sx & tab_mask & ~pm) == 0:
+                        stuck_tops += 1
+            below |= bit(x)
+    h0, h1, h2, h3 = _sort4(H[r, 0], H[r, 1], H[r, 2], H[r, 3])
+    s0, s1, s2, s3 = _sort4(popcount(und & suit_mask[0]), popcount(und & suit_mask[1]),
+                            popcount(und & suit_mask[2]), popcount(und & suit_mask[3]))
+    ace_und = popcount(und & ace_mask)
     score = 52 - tab - n
     out[0] = n / 48.0
     out[1] = tab / 20.0
@@ -166,19 +183,19 @@ def features(P, H, r, und, st, su, out):
     out[8] = dead
     out[9] = under_ace
     out[10] = tab - (4 - empties)
-    out[11] = hs[3] / 13.0
-    out[12] = hs[2] / 13.0
-    out[13] = hs[1] / 13.0
-    out[14] = hs[0] / 13.0
+    out[11] = h3 / 13.0
+    out[12] = h2 / 13.0
+    out[13] = h1 / 13.0
+    out[14] = h0 / 13.0
     out[15] = ace_top
     out[16] = threat / max(n, 1)
     out[17] = stuck_tops
     out[18] = pairs
     out[19] = score / 48.0
-    out[20] = suit_und[3] / 13.0
-    out[21] = suit_und[2] / 13.0
-    out[22] = suit_und[1] / 13.0
-    out[23] = suit_und[0] / 13.0
+    out[20] = s3 / 13.0
+    out[21] = s2 / 13.0
+    out[22] = s1 / 13.0
+    out[23] = s0 / 13.0
     out[24] = blocked_depth / 13.0
     out[25] = above_ace
     out[26] = top_strength
@@ -366,16 +383,24 @@ class Model:
                      np.zeros((13, f)), np.ones((13, f)))
 
 
-def model_path(name: str):
-    """The file of a shipped model (``engine_rs_free/models/<name>.npz``)."""
-    return resources.files("engine_rs_free").joinpath("models", f"{name}.npz")
+def model_file(name: str, strict: bool = False) -> str:
+    """The file name of a model: ``<name>.npz`` (standard, and reverse, which plays as standard with the
+    ranks relabelled: every feature reads strengths, not ranks), ``<name>-strict.npz`` for strict."""
+    return f"{name}-strict.npz" if strict else f"{name}.npz"
+
+
+def model_path(name: str, strict: bool = False):
+    """The file of a shipped model (``engine_rs_free/models/``)."""
+    return resources.files("engine_rs_free").joinpath("models", model_file(name, strict))
 
 
 @lru_cache(maxsize=8)
-def load_model(name: str = DEFAULT_MODEL) -> Model:
-    """A shipped model by name; ValueError naming the file and the refit command when it is missing."""
-    path = model_path(name)
+def load_model(name: str = DEFAULT_MODEL, strict: bool = False) -> Model:
+    """A shipped model by name (the strict one with ``strict``); ValueError naming the file and the
+    refit command when it is missing."""
+    path = model_path(name, strict)
     if not path.is_file():
-        raise ValueError(f"no value model {name!r} (looked for {path}); fit one with "
-                         f"'python -m engine_rs_free.fit --name {name}'")
+        variant = " --variant strict" if strict else ""
+        raise ValueError(f"no value model {name!r}{' for strict' if strict else ''} (looked for {path}); "
+                         f"fit one with 'python -m engine_rs_free.fit --name {name}{variant}'")
     return Model.load(path, name)

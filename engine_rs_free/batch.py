@@ -40,10 +40,9 @@ Compilation: one kernel serves every policy and rule set (they are run-time
 arguments), compiled once and cached on disk (``cache=True``); the first call
 in a fresh checkout takes about a minute, later processes load the cache.
 
-Action codes (``int16``): 0 = ``d``; ``1 + (src*52 + depth)*4 + dst`` = a move;
-``1000 + pile`` = ``x<pile>`` (an optional discard). ``ACTION_TEXT`` maps a
-code to its game.py text, so lines are built in compiled code and only
-formatted in Python when asked for.
+Actions are the codes of ``actions.py`` (``int16`` in the line buffers), so
+lines are built in compiled code and only formatted in Python
+(``actions.CODE_TEXT``) when asked for.
 """
 
 from __future__ import annotations
@@ -53,6 +52,7 @@ from dataclasses import dataclass
 import numba as nb
 import numpy as np
 
+from .actions import CODE_TEXT, DEAL_CODE, KIND_DISCARD, KIND_MOVE, code_depth, code_dst, code_src
 from .cards import N_CARDS, SUIT
 from .deals import STREAM_POLICY, philox4x32
 from .policies import MAX_ACTIONS, TOP_STRENGTH, PolicySpec, parse_policy
@@ -61,8 +61,6 @@ from .rules import FILL_ACE, FILL_ANY, Rules, rules_by_name, strength_table
 N_PILES = 4
 MOVE_CAP = N_CARDS * N_PILES * N_PILES  # 832 > any number of legal moves in one position
 LINE_CAP = MAX_ACTIONS + 56  # the cap is checked at decision points; up to 48 discards can follow
-CODE_DEAL = 0
-CODE_DISCARD = 1000
 POLICY_KINDS = {"nomove": 0, "random": 1, "greedy": 2, "aces": 3, "human": 4, "lookahead": 5}
 K_NOMOVE, K_RANDOM, K_GREEDY, K_ACES, K_HUMAN, K_LOOKAHEAD = range(6)
 MAX_DEPTH = 4
@@ -71,22 +69,6 @@ SLOT_GAME, SLOT_PROBE, SLOT_ROLLOUT, SLOT_LEVELS = 0, 1, 2, 3
 N_SLOTS = SLOT_LEVELS + MAX_DEPTH + 1
 N_DEALS = (N_CARDS - N_PILES) // N_PILES  # 12 deals after the first four cards
 NOMOVE_PILE_CAP = 1 + 1 + N_DEALS  # _play_nomove_games: a sentinel, then at most 1 + 12 cards per pile
-
-
-def _action_text() -> list[str]:
-    text = [""] * (CODE_DISCARD + N_PILES)
-    text[CODE_DEAL] = "d"
-    for src in range(N_PILES):
-        for depth in range(N_CARDS):
-            for dst in range(N_PILES):
-                code = 1 + (src * N_CARDS + depth) * N_PILES + dst
-                text[code] = f"{src}:{depth}>{dst}" if depth else f"{src}>{dst}"
-    for pile in range(N_PILES):
-        text[CODE_DISCARD + pile] = f"x{pile}"
-    return text
-
-
-ACTION_TEXT = _action_text()
 
 
 @dataclass
@@ -112,6 +94,7 @@ class BatchResult:
 # variant's top rank.
 
 EMPTY = N_CARDS
+DST_BITS = 3 << 4  # the dst field of an action code: moves of one card into other piles differ only there
 
 
 @nb.njit(cache=True, inline="always", _nrt=False)
@@ -189,7 +172,7 @@ def _take_discards(work, height, s, beats, line, n_line):
         if found < 0:
             return n_line
         height[s, found] -= 1
-        line[n_line] = CODE_DISCARD + found
+        line[n_line] = KIND_DISCARD | found << 2
         n_line += 1
 
 
@@ -228,7 +211,7 @@ def _gen_moves(work, height, s, fill, sensible, leftmost, is_ace, out, row):
                     continue
                 if leftmost and dst != first_empty:
                     continue
-                out[row, n] = (src * N_CARDS + depth) * N_PILES + dst
+                out[row, n] = KIND_MOVE | src << 2 | dst << 4 | depth << 6
                 n += 1
     return n
 
@@ -255,10 +238,9 @@ def _count_moves(work, height, s, fill, sensible, leftmost, is_ace):
 @nb.njit(cache=True, inline="always", _nrt=False)
 def _apply_move(work, height, s, code):
     """Move the card of move ``code`` into its empty target pile (no discards)."""
-    dst = code % N_PILES
-    rest = code // N_PILES
-    depth = rest % N_CARDS
-    src = rest // N_CARDS
+    dst = code_dst(code)
+    depth = code_depth(code)
+    src = code_src(code)
     h = height[s, src]
     at = h - 1 - depth
     card = work[s, src, at]
@@ -271,14 +253,13 @@ def _apply_move(work, height, s, code):
 
 @nb.njit(cache=True, inline="always", _nrt=False)
 def _moved_card(work, height, s, code):
-    depth = (code // N_PILES) % N_CARDS
-    src = code // (N_PILES * N_CARDS)
-    return work[s, src, height[s, src] - 1 - depth]
+    src = code_src(code)
+    return work[s, src, height[s, src] - 1 - code_depth(code)]
 
 
 @nb.njit(cache=True, inline="always", _nrt=False)
 def _is_lone(height, s, code):
-    return height[s, code // (N_PILES * N_CARDS)] == 1
+    return height[s, code_src(code)] == 1
 
 
 @nb.njit(cache=True, inline="always", _nrt=False)
@@ -291,8 +272,8 @@ def _may_discard(work, height, s, code, beats):
     in rank, so a discard follows exactly when that card shares a suit with a
     top card.
     """
-    depth = (code // N_PILES) % N_CARDS
-    src = code // (N_PILES * N_CARDS)
+    depth = code_depth(code)
+    src = code_src(code)
     h = height[s, src]
     new = work[s, src, h - 2] if depth == 0 else work[s, src, h - 1 - depth]
     for i in range(N_PILES):
@@ -313,8 +294,8 @@ def _discards_after(work, height, s, code, beats):
     h1 = height[s, 1]
     h2 = height[s, 2]
     h3 = height[s, 3]
-    depth = (code // N_PILES) % N_CARDS
-    src = code // (N_PILES * N_CARDS)
+    depth = code_depth(code)
+    src = code_src(code)
     hs = height[s, src]
     at = hs - 1 - depth
     card = work[s, src, at]
@@ -377,9 +358,9 @@ def _scan_moves(work, height, s, is_ace, beats, moves, n):
     last = -1
     for k in range(n):
         code = moves[s, k]
-        if code // N_PILES == last or _is_lone(height, s, code):
+        if (code | DST_BITS) == last or _is_lone(height, s, code):
             continue
-        last = code // N_PILES
+        last = code | DST_BITS
         d = _discards_after(work, height, s, code, beats) if _may_discard(work, height, s, code, beats) else 0
         if d > best_d:
             best = code
@@ -394,9 +375,27 @@ def _scan_moves(work, height, s, is_ace, beats, moves, n):
 
 
 @nb.njit(cache=True, inline="always", _nrt=False)
-def _pass_ok(pos, must_fill, n):
-    """Dealing (or, with the stock empty, stopping) is allowed: must_fill blocks it while a move exists."""
-    return pos >= N_CARDS or not must_fill or n == 0
+def _fills_from_a_stack(work, height, s, fill, is_ace):
+    """game.fills_from_a_stack: a card of a pile of two or more may move into an empty pile of position s.
+
+    Under must_fill exactly this forbids dealing; a lone card never does (RULES.md).
+    """
+    empty = False
+    stack = False
+    for i in range(N_PILES):
+        h = height[s, i]
+        if h == 0:
+            empty = True
+        elif h >= 2 and (fill != FILL_ACE or is_ace[work[s, i, h - 1]]):
+            stack = True
+    return empty and stack
+
+
+@nb.njit(cache=True, inline="always", _nrt=False)
+def _pass_ok(work, height, s, pos, must_fill, fill, is_ace):
+    """Dealing (or, with the stock empty, stopping) is allowed: must_fill blocks it while a card of a pile
+    of two or more may move into an empty pile."""
+    return pos >= N_CARDS or not must_fill or not _fills_from_a_stack(work, height, s, fill, is_ace)
 
 
 @nb.njit(cache=True, inline="always", _nrt=False)
@@ -408,9 +407,9 @@ def _greedy_pick(best, best_d, pass_ok):
 
 
 @nb.njit(cache=True, inline="always", _nrt=False)
-def _greedy_choice(work, height, s, pos, must_fill, is_ace, beats, moves, n):
+def _greedy_choice(work, height, s, pos, must_fill, fill, is_ace, beats, moves, n):
     best, best_d, _, _, _ = _scan_moves(work, height, s, is_ace, beats, moves, n)
-    return _greedy_pick(best, best_d, _pass_ok(pos, must_fill, n))
+    return _greedy_pick(best, best_d, _pass_ok(work, height, s, pos, must_fill, fill, is_ace))
 
 
 @nb.njit(cache=True, _nrt=False)
@@ -420,7 +419,7 @@ def _rollout_value(work, height, s, pos, fill, sensible, leftmost, must_fill, is
     _copy(work, height, s, r)
     while True:
         n = _gen_moves(work, height, r, fill, sensible, leftmost, is_ace, moves, r)
-        a = _greedy_choice(work, height, r, pos, must_fill, is_ace, beats, moves, n)
+        a = _greedy_choice(work, height, r, pos, must_fill, fill, is_ace, beats, moves, n)
         if a < 0:
             return _position_value(work, height, r, pos, is_ace, fill)
         _apply_move(work, height, r, a)
@@ -431,7 +430,7 @@ def _rollout_value(work, height, s, pos, fill, sensible, leftmost, must_fill, is
 def _level_setup(work, height, s, pos, fill, sensible, leftmost, must_fill, is_ace, moves):
     """Generate the moves of level slot s; returns (count, starting best value)."""
     n = _gen_moves(work, height, s, fill, sensible, leftmost, is_ace, moves, s)
-    pass_ok = _pass_ok(pos, must_fill, n)
+    pass_ok = _pass_ok(work, height, s, pos, must_fill, fill, is_ace)
     has_cand = False
     for k in range(n):
         if not _is_lone(height, s, moves[s, k]):
@@ -496,7 +495,7 @@ def _choose(kind, param, work, height, pos, fill, sensible, leftmost, must_fill,
             count, nxt, best):
     """The choice of a deterministic policy in the game slot, whose n legal moves are in moves[0]."""
     s = SLOT_GAME
-    pass_ok = _pass_ok(pos, must_fill, n)
+    pass_ok = _pass_ok(work, height, s, pos, must_fill, fill, is_ace)
     if kind == K_NOMOVE:
         if pass_ok:
             return PASS
@@ -571,7 +570,7 @@ def idx_lo_hi(index, part):
 
 @nb.njit(cache=True)
 def _play_kernel(decks, indices, seed_lo, seed_hi, kind, param, fill, optional, sensible, leftmost, must_fill,
-                 is_ace, beats, want_lines, out_score, out_moves, out_decisions, out_len, lines):
+                 is_ace, beats, max_actions, want_lines, out_score, out_moves, out_decisions, out_len, lines):
     """Play every deck; one game at a time in scratch slot 0 (see the module docstring)."""
     work = np.full((N_SLOTS, N_PILES, N_CARDS), -1, dtype=np.int64)
     height = np.zeros((N_SLOTS, N_PILES), dtype=np.int64)
@@ -586,7 +585,7 @@ def _play_kernel(decks, indices, seed_lo, seed_hi, kind, param, fill, optional, 
                            out_len, lines, piles)
     else:
         _play_games(decks, indices, seed_lo, seed_hi, kind, param, fill, optional, sensible, leftmost, must_fill,
-                    is_ace, beats, want_lines, out_score, out_moves, out_decisions, out_len, lines,
+                    is_ace, beats, max_actions, want_lines, out_score, out_moves, out_decisions, out_len, lines,
                     work, height, moves, line, count, nxt, best)
 
 
@@ -671,14 +670,14 @@ def _play_nomove_games(decks, fill, sensible, is_ace, beats, want_lines, out_sco
         out_len[g] = N_DEALS
         if want_lines:
             for k in range(N_DEALS):
-                lines[g, k] = CODE_DEAL
+                lines[g, k] = DEAL_CODE
 
 
 # Without NRT: the game loop allocates nothing, and reference counting of the
 # scratch arrays on every helper call would otherwise cost about half its time.
 @nb.njit(cache=True, _nrt=False)
 def _play_games(decks, indices, seed_lo, seed_hi, kind, param, fill, optional, sensible, leftmost, must_fill,
-                is_ace, beats, want_lines, out_score, out_moves, out_decisions, out_len, lines,
+                is_ace, beats, max_actions, want_lines, out_score, out_moves, out_decisions, out_len, lines,
                 work, height, moves, line, count, nxt, best):
     """The game loop of ``_play_kernel`` over preallocated scratch arrays."""
     s = SLOT_GAME
@@ -703,7 +702,7 @@ def _play_games(decks, indices, seed_lo, seed_hi, kind, param, fill, optional, s
                 t1 = _top(work, height, s, 1)
                 t2 = _top(work, height, s, 2)
                 t3 = _top(work, height, s, 3)
-            if n_line >= MAX_ACTIONS:
+            if n_line >= max_actions:
                 break
             if t0 != EMPTY and t1 != EMPTY and t2 != EMPTY and t3 != EMPTY:
                 # no empty pile, so no move: dealing (or, with the stock empty, stopping) is the only choice
@@ -716,7 +715,7 @@ def _play_games(decks, indices, seed_lo, seed_hi, kind, param, fill, optional, s
                 else:
                     n = _gen_moves(work, height, s, fill, sensible, leftmost, is_ace, moves, s)
                 stock_left = pos < N_CARDS
-                deal_ok = stock_left and not (must_fill and n > 0)
+                deal_ok = stock_left and _pass_ok(work, height, s, pos, must_fill, fill, is_ace)
                 n_choices = n + (1 if deal_ok else 0) + (0 if stock_left else 1)
                 if not stock_left and n == 0:
                     break
@@ -739,7 +738,7 @@ def _play_games(decks, indices, seed_lo, seed_hi, kind, param, fill, optional, s
                 elif kind == K_NOMOVE and (deal_ok or not stock_left):
                     a = PASS
                 elif kind == K_GREEDY:
-                    a = _greedy_choice(work, height, s, pos, must_fill, is_ace, beats, moves, n)
+                    a = _greedy_choice(work, height, s, pos, must_fill, fill, is_ace, beats, moves, n)
                 else:
                     if kind == K_NOMOVE:  # must_fill forbids dealing: nomove needs the move list
                         n = _gen_moves(work, height, s, fill, sensible, leftmost, is_ace, moves, s)
@@ -761,7 +760,7 @@ def _play_games(decks, indices, seed_lo, seed_hi, kind, param, fill, optional, s
                 work[s, 3, height[s, 3]] = t3
                 height[s, 3] += 1
                 pos += N_PILES
-                line[n_line] = CODE_DEAL
+                line[n_line] = DEAL_CODE
             else:
                 _apply_move(work, height, s, a)
                 t0 = _top(work, height, s, 0)
@@ -769,7 +768,7 @@ def _play_games(decks, indices, seed_lo, seed_hi, kind, param, fill, optional, s
                 t2 = _top(work, height, s, 2)
                 t3 = _top(work, height, s, 3)
                 n_moves += 1
-                line[n_line] = 1 + a
+                line[n_line] = a
             n_line += 1
             if not optional:
                 _, t0, t1, t2, t3 = _resolve_tops(work, height, s, beats, t0, t1, t2, t3)
@@ -828,6 +827,7 @@ def play_batch(
     seed: int,
     indices: np.ndarray | None = None,
     want_lines: bool = False,
+    max_actions: int = MAX_ACTIONS,
 ) -> BatchResult:
     """Play every deck (``uint8[N, 52]``) with ``policy`` under ``rules``; one row per deck.
 
@@ -839,7 +839,10 @@ def play_batch(
 
     Each row of ``decks`` must be a permutation of 0..51 (as ``deals.deal_batch``
     makes them); that is not checked here, to keep the hot path lean.
+    ``max_actions`` (1..MAX_ACTIONS) is the cap of policies.py on a line's length.
     """
+    if not 1 <= max_actions <= MAX_ACTIONS:
+        raise ValueError(f"max_actions={max_actions!r} is out of range; use 1..{MAX_ACTIONS}")
     rules = rules_by_name(rules)
     spec = parse_policy(policy)
     decks, indices, seed = check_batch_input(decks, indices, seed)
@@ -856,12 +859,12 @@ def play_batch(
     decisions = np.empty(n, dtype=np.int16)
     length = np.empty(n, dtype=np.int64)
     args = (np.uint32(seed & 0xFFFFFFFF), np.uint32(seed >> 32), kind, param, rules.fill,
-            rules.optional_discards, rules.sensible, rules.leftmost, rules.must_fill, is_ace, beats)
+            rules.optional_discards, rules.sensible, rules.leftmost, rules.must_fill, is_ace, beats, int(max_actions))
     if not want_lines:
         _play_kernel(decks, indices, *args, False, score, moves, decisions, length, np.zeros((1, 1), np.int16))
         return BatchResult(score, score == 48, moves, decisions, None)
     out_lines: list[str] = []
-    text = ACTION_TEXT
+    text = CODE_TEXT
     for start in range(0, n, LINE_CHUNK):
         stop = min(n, start + LINE_CHUNK)
         buf = np.empty((stop - start, LINE_CAP), dtype=np.int16)

@@ -7,12 +7,10 @@ A ``State`` holds four piles (bottom card first, top card last), the undealt
 stock in deal order, and the set of discarded cards. States are immutable
 values: ``apply`` returns a new one.
 
-Actions and their text (a game line is actions separated by single spaces)::
-
-    d        deal the next four cards onto piles 0..3
-    2>0      move the top card of pile 2 into empty pile 0
-    2:1>0    (easy) move the card one below the top of pile 2 into empty pile 0
-    x2       (discards=optional) discard the top card of pile 2
+Actions are the codes of ``actions.py`` (shared with the batch engine and the
+solver), wrapped here in a readable value ``Action(kind, src, dst, depth)``
+with ``kind`` ``'d'`` (deal), ``'m'`` (move) or ``'x'`` (discard); their text
+(``d``, ``2>0``, ``2:1>0``, ``x2``) is that of ``actions.code_text``.
 
 The order of ``legal_actions`` is part of the contract (policies that pick by
 index rely on it): ``d`` first when the stock is not empty, then moves by
@@ -26,7 +24,10 @@ Readings of RULES.md written down here (the seeds support each):
   the player stops; a game line therefore simply ends, and the score is the
   number of discards made so far. ``is_over`` is True when no action is left.
 - ``must_fill`` forbids dealing while a move allowed by the other rules in
-  force (variant, ``sensible``, ``leftmost``) exists.
+  force (variant, ``sensible``, ``leftmost``) takes a card from a pile of two
+  or more cards (RULES.md). A lone card never blocks a deal: moving it only
+  relabels piles, and read literally (the older wording) it could forbid
+  dealing forever.
 - ``strict`` admits only the variant's highest rank (the Ace) into an empty
   pile; ``easy`` lets a card at any depth move, the cards above it keeping
   their order; moving the only card of a pile is a legal move in every
@@ -40,6 +41,8 @@ from typing import NamedTuple
 
 import numpy as np
 
+from . import actions
+from .actions import ActionParseError  # noqa: F401  (re-exported: the error of Action.from_text)
 from .cards import N_CARDS, SUIT, format_card, format_cards, parse_cards
 from .rules import FILL_ACE, FILL_ANY, Rules, rules_by_name, strength_table
 
@@ -56,10 +59,6 @@ def strength_tuple(rules: Rules) -> tuple[int, ...]:
     if key not in _STRENGTH_CACHE:
         _STRENGTH_CACHE[key] = tuple(int(v) for v in strength_table(rules))
     return _STRENGTH_CACHE[key]
-
-
-class ActionParseError(ValueError):
-    """An action's text is not an action (``d``, ``2>0``, ``2:1>0``, ``x2``)."""
 
 
 class IllegalActionError(ValueError):
@@ -82,12 +81,15 @@ class ReplayError(IllegalActionError):
 class Action(NamedTuple):
     """One player action. ``kind`` is ``'d'`` (deal), ``'m'`` (move) or ``'x'`` (discard).
 
-    An immutable value (a named tuple: cheap to make, hashable, ordered).
+    An immutable value (a named tuple: cheap to make, hashable, ordered), the
+    readable form of an action code of ``actions.py``: ``Action.from_code(a.code) == a``.
 
     >>> Action.from_text("2:1>0")
     Action.from_text('2:1>0')
     >>> str(Action.from_text("3:0>1"))
     '3>1'
+    >>> Action.from_text("x2").code == actions.pack_discard(2)
+    True
     """
 
     kind: str
@@ -95,52 +97,55 @@ class Action(NamedTuple):
     dst: int = -1
     depth: int = 0
 
+    @property
+    def code(self) -> int:
+        """The action code (``actions.py``)."""
+        if self.kind == "d":
+            return actions.DEAL_CODE
+        if self.kind == "x":
+            return actions.pack_discard(self.src)
+        return actions.pack_move(self.src, self.dst, self.depth)
+
+    @staticmethod
+    def from_code(code: int) -> "Action":
+        """The action of a code; ActionParseError for a code that is no action."""
+        c = int(code)
+        action = _BY_CODE[c] if 0 <= c < actions.N_CODES else None
+        if action is None:
+            actions.code_text(c)  # raises, naming the code
+        return action
+
     @staticmethod
     def from_text(text: str) -> "Action":
-        t = text.strip().lower()
-        try:
-            if t == "d":
-                return DEAL
-            if t.startswith("x") and len(t) == 2:
-                pile = int(t[1])
-                if 0 <= pile < N_PILES:
-                    return Action("x", pile)
-            elif ">" in t:
-                left, right = t.split(">")
-                depth = 0
-                if ":" in left:
-                    left, d = left.split(":")
-                    depth = int(d)
-                src, dst = int(left), int(right)
-                if 0 <= src < N_PILES and 0 <= dst < N_PILES and depth >= 0:
-                    return Action("m", src, dst, depth)
-        except ValueError:
-            pass
-        raise ActionParseError(
-            f"unknown action {text!r}; actions are 'd' (deal), '2>0' (move the top of pile 2 "
-            f"into empty pile 0), '2:1>0' (easy: the card one below the top), 'x2' (optional discard)"
-        )
+        return Action.from_code(actions.parse_code(text))
 
     def __str__(self) -> str:
-        if self.kind == "d":
-            return "d"
-        if self.kind == "x":
-            return f"x{self.src}"
-        if self.depth:
-            return f"{self.src}:{self.depth}>{self.dst}"
-        return f"{self.src}>{self.dst}"
+        return actions.code_text(self.code)
 
     def __repr__(self) -> str:
         return f"Action.from_text({str(self)!r})"
 
 
-DEAL = Action("d")
+def _action_of(code: int) -> Action | None:
+    kind, src, dst, depth = actions.unpack(code)
+    if not actions.CODE_TEXT[code]:
+        return None
+    if kind == actions.KIND_DEAL:
+        return Action("d")
+    if kind == actions.KIND_DISCARD:
+        return Action("x", src)
+    return Action("m", src, dst, depth)
+
+
+_BY_CODE: tuple[Action | None, ...] = tuple(_action_of(c) for c in range(actions.N_CODES))
+DEAL = _BY_CODE[actions.DEAL_CODE]
 # Every move, made once: _MOVE[src][depth][dst] == Action("m", src, dst, depth). Actions are
 # immutable values, so legal_moves hands out these instead of building new ones on every call.
 _MOVE = tuple(
-    tuple(tuple(Action("m", src, dst, depth) for dst in range(N_PILES)) for depth in range(N_CARDS))
+    tuple(tuple(_BY_CODE[actions.pack_move(src, dst, depth)] for dst in range(N_PILES)) for depth in range(N_CARDS))
     for src in range(N_PILES)
 )
+_DISCARD = tuple(_BY_CODE[actions.pack_discard(p)] for p in range(N_PILES))
 
 
 class State(NamedTuple):
@@ -305,18 +310,28 @@ def legal_moves(state: State, rules: Rules) -> list[Action]:
     return moves
 
 
+def fills_from_a_stack(state: State, moves: list[Action]) -> bool:
+    """True when one of ``moves`` takes a card from a pile of two or more cards.
+
+    Under ``must_fill`` exactly these moves forbid dealing (RULES.md): a lone
+    card's move only relabels piles, so it never blocks a deal.
+    """
+    piles = state.piles
+    return any(len(piles[m.src]) > 1 for m in moves)
+
+
 def legal_actions(state: State, rules: Rules | str) -> list[Action]:
     """Every legal action, in the contract order of the module docstring."""
     rules = rules_by_name(rules)
     moves = legal_moves(state, rules)
-    actions = []
-    if state.stock and not (rules.must_fill and moves):
-        actions.append(DEAL)
-    actions.extend(moves)
+    legal = []
+    if state.stock and not (rules.must_fill and fills_from_a_stack(state, moves)):
+        legal.append(DEAL)
+    legal.extend(moves)
     if rules.optional_discards:
         strength = strength_tuple(rules)
-        actions.extend(Action("x", i) for i in range(N_PILES) if _discardable(state.piles, i, strength))
-    return actions
+        legal.extend(_DISCARD[i] for i in range(N_PILES) if _discardable(state.piles, i, strength))
+    return legal
 
 
 def why_illegal(state: State, action: Action, rules: Rules | str) -> str | None:
@@ -327,7 +342,7 @@ def why_illegal(state: State, action: Action, rules: Rules | str) -> str | None:
     if action.kind == "d":
         if not state.stock:
             return "the stock is empty"
-        return "must_fill is in force and a card can move into an empty pile"
+        return "must_fill is in force and a card of a pile of two or more can move into an empty pile"
     if action.kind == "x":
         if not rules.optional_discards:
             return "discards are forced in this variant; 'x' actions need discards=optional"
@@ -415,9 +430,9 @@ def parse_line(line: str) -> list[Action]:
     return [Action.from_text(tok) for tok in line.split()]
 
 
-def format_line(actions) -> str:
+def format_line(line) -> str:
     """A game line: actions separated by single spaces."""
-    return " ".join(str(a) for a in actions)
+    return " ".join(str(a) for a in line)
 
 
 def replay_states(deck, line: str, rules: Rules | str = "standard") -> list[State]:

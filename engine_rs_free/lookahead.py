@@ -103,7 +103,8 @@ from . import solver as _solver
 from .batch import BatchResult, check_batch_input
 from .cards import N_CARDS
 from .deals import STREAM_SAMPLE, philox_shuffle
-from .game import DEAL, N_PILES, WIN_SCORE, Action, State, apply, format_line, legal_actions, legal_moves, new_game
+from .game import (DEAL, N_PILES, WIN_SCORE, Action, State, apply, fills_from_a_stack, format_line, legal_actions,
+                   legal_moves, new_game)
 from .policies import MAX_ACTIONS, GameResult, UnknownPolicyError, decide
 from .rules import Rules, rules_by_name
 
@@ -345,7 +346,7 @@ def candidates(state: State, rules: Rules) -> list[Action | None]:
     out: list[Action | None] = []
     if not state.stock:
         out.append(None)
-    elif not (rules.must_fill and moves):
+    elif not (rules.must_fill and fills_from_a_stack(state, moves)):
         out.append(DEAL)
     empties = state.empty_piles()
     if empties:
@@ -363,8 +364,6 @@ def choose(state: State, rules: Rules, spec: PimcSpec, *, seed: int, index: int,
     Reads ``state.stock`` only as the set of unseen cards.
     """
     cands = candidates(state, rules)
-    if not cands:
-        return None  # only lone moves are left under must_fill: stop, as the policies do
     if len(cands) == 1:
         return cands[0]
     wins, totals = candidate_values(state, rules, spec, cands, seed=seed, index=index, decision=decision,

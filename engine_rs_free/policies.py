@@ -55,14 +55,15 @@ Rules shared by all of them (both engines follow these exactly):
   once, lowest-numbered pile first, before each decision: it plays exactly as
   under forced discards (the line shows the ``xN`` actions). Only the solver
   and ``pimc`` exploit the option.
-- When dealing is forbidden (``must_fill``) and the stock is not empty, a
-  policy that would deal plays its best move instead; when the only legal
-  choices left are moves of lone cards (possible only under ``must_fill``
-  without ``sensible``) every policy except ``random`` stops there, and the
-  game line simply ends.
+- When dealing is forbidden (``must_fill``: a card of a pile of two or more
+  may move into an empty pile) and the stock is not empty, a policy that
+  would deal plays its best move instead. A lone card never forbids a deal
+  (RULES.md), so a policy always has a choice it would make.
 - A game stops at the first decision point at which its line already holds
-  ``MAX_ACTIONS`` (400) actions. Only ``random`` can get there (by moving lone
-  cards about) and in practice only under ``must_fill`` without ``sensible``.
+  ``max_actions`` actions (default ``MAX_ACTIONS``, 400). Only ``random`` can
+  move lone cards about, and with dealing always allowed beside them it does
+  not get near 400 in practice; the tests give a small cap to check that both
+  engines stop alike.
 
 Counting (the columns of pipeline.schema): ``moves`` is the number of cards
 moved into empty piles; ``decisions`` is the number of points at which the
@@ -94,6 +95,7 @@ from .game import (
     State,
     apply,
     apply_legal,
+    fills_from_a_stack,
     forced_discards,
     format_line,
     legal_actions,
@@ -245,14 +247,14 @@ def _forced(rules: Rules) -> Rules:
     return replace(rules, optional_discards=False) if rules.optional_discards else rules
 
 
-def _pass_ok(stock_left: int, moves: list[Action], rules: Rules) -> bool:
+def _pass_ok(view: State, stock_left: int, moves: list[Action], rules: Rules) -> bool:
     """True when the player may deal (stock left, not blocked by must_fill) or stop (stock empty).
 
     ``moves`` is the list of legal moves of the position (``game.legal_moves``).
     """
     if stock_left == 0:
         return True
-    return not (rules.must_fill and moves)
+    return not (rules.must_fill and fills_from_a_stack(view, moves))
 
 
 def _pass_action(stock_left: int) -> Action | None:
@@ -332,7 +334,7 @@ def _greedy(view: State, stock_left: int, moves: list[Action], ctx: _Ctx) -> Act
     if not moves:
         return _pass_action(stock_left)  # nothing can move: passing is allowed (see _pass_ok) and all there is
     best, best_d = _best_by_discards(view, _candidates(view, moves), ctx.strength)
-    pass_ok = _pass_ok(stock_left, moves, ctx.rules)
+    pass_ok = _pass_ok(view, stock_left, moves, ctx.rules)
     if best is not None and (best_d > 0 or not pass_ok):
         return best
     return _pass_action(stock_left) if pass_ok else None  # None: stop, or give up (no candidate, no pass)
@@ -352,7 +354,7 @@ def _human(view: State, stock_left: int, moves: list[Action], ctx: _Ctx) -> Acti
         best_ace, ace_d = _best_by_discards(view, aces, ctx.strength)
         others = [m for m in cands if not _is_ace(view, m, ctx.strength)]
         _, other_d = _best_by_discards(view, others, ctx.strength)  # -1 when there is none
-        best_other = max(other_d, 0 if _pass_ok(stock_left, moves, ctx.rules) else -1)
+        best_other = max(other_d, 0 if _pass_ok(view, stock_left, moves, ctx.rules) else -1)
         if ace_d >= best_other - ctx.spec.param("sacrifice"):
             return best_ace
     return _greedy(view, stock_left, moves, ctx)
@@ -388,7 +390,7 @@ def _subtree_value(view: State, stock_left: int, ctx: _Ctx, levels: int) -> int:
     moves = legal_moves(view, ctx.rules)
     cands = _candidates(view, moves)
     best = -1
-    if _pass_ok(stock_left, moves, ctx.rules) or not cands:
+    if _pass_ok(view, stock_left, moves, ctx.rules) or not cands:
         best = position_value(view, ctx.rules, ctx.strength)
     for m in cands:
         best = max(best, _subtree_value(_after(view, m, ctx.rules), stock_left, ctx, levels - 1))
@@ -399,7 +401,7 @@ def _lookahead(view: State, stock_left: int, moves: list[Action], ctx: _Ctx) -> 
     depth = ctx.spec.param("depth")
     cands = _candidates(view, moves)
     best_action, best_value = None, -1
-    if _pass_ok(stock_left, moves, ctx.rules):
+    if _pass_ok(view, stock_left, moves, ctx.rules):
         best_action, best_value = _pass_action(stock_left), position_value(view, ctx.rules, ctx.strength)
     for m in cands:
         v = _subtree_value(_after(view, m, ctx.rules), stock_left, ctx, depth - 1)
@@ -409,7 +411,7 @@ def _lookahead(view: State, stock_left: int, moves: list[Action], ctx: _Ctx) -> 
 
 
 def _nomove(view: State, stock_left: int, moves: list[Action], ctx: _Ctx) -> Action | None:
-    if _pass_ok(stock_left, moves, ctx.rules):
+    if _pass_ok(view, stock_left, moves, ctx.rules):
         return _pass_action(stock_left)
     cands = _candidates(view, moves)  # must_fill forbids dealing: the first move in order
     return cands[0] if cands else None
@@ -469,13 +471,17 @@ def play_scalar(
     seed: int,
     index: int,
     want_line: bool = True,
+    max_actions: int = MAX_ACTIONS,
 ) -> GameResult:
     """Play one deck with a policy on the scalar reference game (game.py): the twin of play_batch.
 
     ``seed`` and ``index`` (the deal index) key the random choices of ``random``;
     the deterministic policies ignore them. See the module docstring for the
-    policies, the counting of ``moves`` and ``decisions``, and MAX_ACTIONS.
+    policies, the counting of ``moves`` and ``decisions``, and ``max_actions``
+    (1..MAX_ACTIONS).
     """
+    if not 1 <= max_actions <= MAX_ACTIONS:
+        raise ValueError(f"max_actions={max_actions!r} is out of range; use 1..{MAX_ACTIONS}")
     ctx = _context(rules, policy)
     rules, spec = ctx.rules, ctx.spec
     policy_fn = _DETERMINISTIC.get(spec.kind)  # None for random
@@ -485,7 +491,7 @@ def play_scalar(
     while True:
         if rules.optional_discards:
             state = _take_discards(state, rules, line)
-        if len(line) >= MAX_ACTIONS:
+        if len(line) >= max_actions:
             break
         legal = legal_actions(state, rules)
         stock_left = len(state.stock)

@@ -48,7 +48,7 @@ class Rules:
     optional_discards: True for `discards=optional`
     sensible:          never move the only card of a pile into an empty pile
     leftmost:          a move may only go into the lowest-numbered empty pile
-    must_fill:         no deal while some card may be moved into an empty pile
+    must_fill:         no deal while a card of a pile of two or more may be moved into an empty pile
     """
 
     preset: str = "standard"

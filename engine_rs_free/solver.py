@@ -101,6 +101,7 @@ from dataclasses import dataclass
 import numba as nb
 import numpy as np
 
+from .actions import KIND_DEAL, KIND_DISCARD, KIND_MOVE, line_text
 from .cards import N_CARDS, SUIT
 from .game import N_PILES, WIN_SCORE, State, new_game
 from .rules import FILL_ACE, FILL_ANY, Rules, rules_by_name, strength_table
@@ -122,9 +123,6 @@ STATUS_SOLVED = 0
 STATUS_GAVE_UP = 1
 STATUS_NAMES = ("solved", "gave_up")
 
-KIND_DEAL = 0
-KIND_MOVE = 1
-KIND_DISCARD = 2
 
 _NO_FOREIGN = 255
 MASK52 = np.uint64((1 << 52) - 1)
@@ -381,9 +379,16 @@ def _gen_actions_inline(piles, h, sp, nstock, strength, code, fill, optional, se
     n = 0
     can_deal = sp < nstock
     if contract_order:
-        # moves first (to know whether must_fill blocks the deal), then shift them right by one
+        # moves first (to know whether must_fill blocks the deal), then shift them right by one;
+        # must_fill blocks it only while a card of a pile of two or more may move (RULES.md)
         nm = _write_moves(piles, h, strength, fill, sensible, leftmost, out, 0, 0)
-        if can_deal and not (must_fill and nm > 0):
+        blocks = False
+        if must_fill:
+            for i in range(nm):
+                if h[(out[i] >> 2) & 3] >= 2:
+                    blocks = True
+                    break
+        if can_deal and not blocks:
             for i in range(nm, 0, -1):
                 out[i] = out[i - 1]
             out[0] = KIND_DEAL
@@ -404,8 +409,9 @@ def _gen_actions_inline(piles, h, sp, nstock, strength, code, fill, optional, se
     n = _write_moves(piles, h, strength, fill, sensible, leftmost, out, n, 1)
     n1 = n
     n = _write_moves(piles, h, strength, fill, sensible, leftmost, out, n, 2)
-    if can_deal and not (must_fill and n > n0):
-        # the deal goes between the moves of cards that are not alone and the lone moves
+    if can_deal and not (must_fill and n1 > n0):
+        # the deal goes between the moves of cards that are not alone and the lone moves (which never
+        # block it under must_fill: RULES.md)
         for i in range(n, n1, -1):
             out[i] = out[i - 1]
         out[n1] = KIND_DEAL
@@ -882,8 +888,8 @@ def _nat_gen(mask, fw, sp, nstock, pcode, code, high_bit, fill, sensible, leftmo
                 n += 1
     if end:
         return n
-    # n_before_deal is the deal's slot; must_fill forbids it while any move is legal
-    if must_fill and n > 1:
+    # n_before_deal is the deal's slot; must_fill forbids it while a card that is not alone may move
+    if must_fill and n_before_deal > 0:
         for i in range(n_before_deal, n - 1):
             out[i] = out[i + 1]
         return n - 1
@@ -976,6 +982,7 @@ def _nat_legal_count(mask, fw, sp, nstock, pcode, code, high_bit, fill, sensible
         if _nat_count(mask, fw, p) == 0:
             n_empty += 1
     moves = 0
+    stacked = 0  # moves of a card of a pile of two or more: only these block a deal under must_fill
     if n_empty > 0:
         for src in range(4):
             c = _nat_count(mask, fw, src)
@@ -984,7 +991,9 @@ def _nat_legal_count(mask, fw, sp, nstock, pcode, code, high_bit, fill, sensible
             if fill == 1 and (_nat_top(mask, fw, src, pcode, code, high_bit) & 15) != 12:
                 continue
             moves += 1 if leftmost else n_empty
-    deal = 1 if sp < nstock and not (must_fill and moves > 0) else 0
+            if c == 2:
+                stacked += 1
+    deal = 1 if sp < nstock and not (must_fill and stacked > 0) else 0
     return moves + deal
 
 
@@ -1589,25 +1598,6 @@ def _solve_many(init_piles, init_h, stocks, nstocks, start_scores, natives, reso
 
 
 # --------------------------------------------------------------------------- Python API
-
-
-def action_text(code: int) -> str:
-    """The game's text of a search action code (``'d'``, ``'2>0'``, ``'2:1>0'``, ``'x2'``)."""
-    code = int(code)
-    kind = code & 3
-    if kind == KIND_DEAL:
-        return "d"
-    src = (code >> 2) & 3
-    if kind == KIND_DISCARD:
-        return f"x{src}"
-    dst = (code >> 4) & 3
-    depth = code >> 6
-    return f"{src}:{depth}>{dst}" if depth else f"{src}>{dst}"
-
-
-def line_text(codes) -> str:
-    """A game line (actions separated by single spaces) from search action codes."""
-    return " ".join(action_text(c) for c in codes)
 
 
 def _rule_args(rules: Rules):

@@ -227,7 +227,7 @@ DEFAULT_SPEC = {
     # 200k-500k; solver standard/reverse ~90, strict ~14000, easy ~5 (standard+optional: under 1,
     # with deals that run for minutes, so it is left out: run it with a node_limit);
     # restricted solver standard ~18000, easy ~220; ladder (standard) sensible ~1500, leftmost
-    # ~220, must_fill ~5000; pimc:samples=8 standard/reverse ~150, strict ~1000, easy far under 0.1.
+    # ~220, must_fill ~3400; pimc:samples=8 standard/reverse ~150, strict ~1000, easy far under 0.1.
     # About 500 core-seconds in all: a few minutes on 2 free cores. The standard solver gets the
     # full 20,000 deals (the headline clairvoyant figure, +-0.7 points); reverse, which the tests
     # prove equal to standard deal by deal, gets a check sample.

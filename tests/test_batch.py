@@ -41,10 +41,10 @@ SEED = 20261130
 
 
 def _scalar_rows(args):
-    decks, indices, variant, policy, seed = args
+    decks, indices, variant, policy, seed, max_actions = args
     rows = []
     for deck, index in zip(decks, indices):
-        r = play_scalar(deck, variant, policy, seed=seed, index=int(index))
+        r = play_scalar(deck, variant, policy, seed=seed, index=int(index), max_actions=max_actions)
         rows.append((r.score, r.won, r.moves, r.decisions, r.line))
     return rows
 
@@ -56,15 +56,16 @@ def _batch_rows(res: BatchResult):
     ]
 
 
-def _assert_twins(decks, indices, variant, policy, seed, *, workers=1, replay_every=1):
-    res = play_batch(decks, variant, policy, seed=seed, indices=indices, want_lines=True)
+def _assert_twins(decks, indices, variant, policy, seed, *, workers=1, replay_every=1, max_actions=MAX_ACTIONS):
+    res = play_batch(decks, variant, policy, seed=seed, indices=indices, want_lines=True, max_actions=max_actions)
     if workers > 1:
         parts = np.array_split(np.arange(len(decks)), workers * 4)
         with ProcessPoolExecutor(workers) as pool:
-            chunks = pool.map(_scalar_rows, [(decks[p], indices[p], variant, policy, seed) for p in parts])
+            chunks = pool.map(_scalar_rows, [(decks[p], indices[p], variant, policy, seed, max_actions)
+                                             for p in parts])
             expected = [row for chunk in chunks for row in chunk]
     else:
-        expected = _scalar_rows((decks, indices, variant, policy, seed))
+        expected = _scalar_rows((decks, indices, variant, policy, seed, max_actions))
     got = _batch_rows(res)
     for n, (g, e) in enumerate(zip(got, expected)):
         assert g == e, f"{variant} {policy} deal {int(indices[n])}:\n batch  {g}\n scalar {e}"
@@ -192,11 +193,20 @@ def test_lines_are_chunked_without_changing_them(monkeypatch):
     assert whole.lines == chunked.lines and np.array_equal(whole.score, chunked.score)
 
 
-def test_max_actions_cap_binds_identically():
+@pytest.mark.parametrize("variant", ["standard", "standard+must_fill", "easy"])
+def test_max_actions_cap_binds_identically(variant):
+    # random moves lone cards about, but with a deal always allowed beside them it never gets near
+    # MAX_ACTIONS; a small cap makes the cap bind in many games of both engines
     decks = deal_batch(SEED, 0, 60)
-    res = _assert_twins(decks, np.arange(60, dtype=np.int64), "standard+must_fill", "random", SEED)
+    res = _assert_twins(decks, np.arange(60, dtype=np.int64), variant, "random", SEED, max_actions=20)
     lengths = [len(ln.split()) for ln in res.lines]
-    assert max(lengths) == MAX_ACTIONS  # random shuffles lone cards until the cap in some games
+    assert max(lengths) >= 20 and min(lengths) < 20  # bound in some games, not in all
+    assert max(lengths) <= 20 + 48  # checked at decision points; discards may follow under optional
+
+
+def test_max_actions_is_checked():
+    with pytest.raises(ValueError, match="max_actions=0 is out of range"):
+        play_batch(deal_batch(SEED, 0, 2), "standard", "random", seed=1, max_actions=0)
 
 
 def test_bad_input_is_refused_with_a_reason():
@@ -224,4 +234,4 @@ def test_golden_games_in_both_engines():
         expected = (int(score), int(score) == 48, int(moves), int(decisions), line.strip())
         res = play_batch(deck, variant, policy, seed=int(seed), indices=np.array([int(deal)]), want_lines=True)
         assert _batch_rows(res)[0] == expected, (variant, policy, deal)
-        assert _scalar_rows((deck, [int(deal)], variant, policy, int(seed)))[0] == expected, (variant, policy, deal)
+        assert _scalar_rows((deck, [int(deal)], variant, policy, int(seed), MAX_ACTIONS))[0] == expected, (variant, policy, deal)

@@ -27,6 +27,7 @@ from engine_rs_free.game import (
     replay,
     replay_states,
     resolve_discards,
+    why_illegal,
 )
 from engine_rs_free.rules import relabel_reverse_to_standard, rules_by_name
 
@@ -95,6 +96,23 @@ def test_leftmost_and_must_fill_together():
     s = parse_position("AS KS | - | - | 2C 9D", STOCK)
     assert names(legal_actions(s, "standard")) == ["d", "0>1", "0>2", "3>1", "3>2"]
     assert names(legal_actions(s, "standard+leftmost+must_fill")) == ["0>1", "3>1"]
+
+
+def test_must_fill_is_blocked_only_by_a_card_of_a_pile_of_two_or_more():
+    # RULES.md: a lone card never blocks a deal (read literally, the older wording let it do so forever)
+    lone = parse_position("AS | - | - | 9D", STOCK)
+    assert names(legal_actions(lone, "standard+must_fill")) == ["d", "0>1", "0>2", "3>1", "3>2"]
+    assert names(legal_actions(lone, "easy+must_fill")) == ["d", "0>1", "0>2", "3>1", "3>2"]
+    stacked = parse_position("AS | - | - | 9D 2C", STOCK)
+    assert names(legal_actions(stacked, "standard+must_fill")) == ["0>1", "0>2", "3>1", "3>2"]
+    # in strict only an Ace moves: an Ace on a pile of two blocks the deal, a lone Ace does not
+    assert names(legal_actions(parse_position("9D AS | - | 7H | 8C", STOCK), "strict+must_fill")) == ["0>1"]
+    assert names(legal_actions(parse_position("AS | - | 7H | 8C 9C", STOCK), "strict+must_fill")) == ["d", "0>1"]
+    # in easy a card below the top of a pile of two blocks it too
+    assert names(legal_actions(parse_position("AS | - | 7H | KC 9C", STOCK), "easy+sensible+must_fill")) == [
+        "3>1", "3:1>1"]
+    assert "must_fill is in force" in why_illegal(stacked, Action.from_text("d"), "standard+must_fill")
+    assert why_illegal(lone, Action.from_text("d"), "standard+must_fill") is None
 
 
 def test_must_fill_allows_deal_when_no_move_is_possible():

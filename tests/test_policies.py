@@ -205,12 +205,15 @@ def test_lookahead_sees_a_discard_two_moves_away():
     assert choice is not None and choice.kind == "m"
 
 
-def test_must_fill_without_sensible_gives_up_on_lone_cards():
-    # dealing is forbidden (a lone card could move) and only lone cards could move: the line ends
+def test_a_lone_card_never_blocks_a_deal_under_must_fill():
+    # RULES.md: only a card of a pile of two or more forbids dealing; the lone cards here may still
+    # move (random does so sometimes), but every other policy deals, as without must_fill
     state = pos("- | KH | 5D | 9S")
+    assert str(legal_actions(state, "standard+must_fill")[0]) == "d"
     for policy in ("nomove", "greedy", "aces", "human", "lookahead"):
-        assert decide(state, "standard+must_fill", policy) is None
-    assert decide(state, "standard+must_fill", "random", seed=1).kind == "m"
+        assert decide(state, "standard+must_fill", policy) == DEAL
+    choices = {str(decide(state, "standard+must_fill", "random", seed=1, decision=k)) for k in range(80)}
+    assert "d" in choices and any(">" in c for c in choices)
 
 
 def test_must_fill_makes_a_policy_fill_instead_of_dealing():
@@ -251,11 +254,14 @@ def test_optional_discards_play_as_forced(policy):
         assert replay(deck, optional.line, "easy+optional").score == optional.score
 
 
-def test_random_under_must_fill_stops_at_max_actions():
-    lengths = [len(play_scalar(d, "standard+must_fill", "random", seed=1, index=i).line.split())
+def test_random_stops_at_max_actions():
+    lengths = [len(play_scalar(d, "standard+must_fill", "random", seed=1, index=i, max_actions=25).line.split())
                for i, d in enumerate(DECKS[:40])]
-    assert max(lengths) == MAX_ACTIONS  # some game shuffles lone cards about until the cap
-    assert min(lengths) < MAX_ACTIONS
+    assert max(lengths) == 25 and min(lengths) < 25  # the cap binds in some games, not all
+    full = [len(play_scalar(d, "standard", "random", seed=1, index=i).line.split()) for i, d in enumerate(DECKS[:40])]
+    assert max(full) < MAX_ACTIONS  # with dealing always allowed, random never gets near the default cap
+    with pytest.raises(ValueError, match="max_actions=401 is out of range"):
+        play_scalar(DECKS[0], "standard", "random", seed=1, index=0, max_actions=MAX_ACTIONS + 1)
 
 
 @settings(max_examples=30, deadline=None)

@@ -23,13 +23,18 @@ nodes       int64    solver search nodes (null for other policies)
 status      string   solver: ``solved`` | ``gave_up`` (null for other policies)
 line        string   game line (action text of engine_rs_free.game); solver rows that
                      are won always have it, other rows only when the run asks for lines
+value       float64  the per-deal penalised value of the honest bracket's players
+                     (engine_rs_free.bracket: ``bound:…`` its upper-bound value, ``adp:…``
+                     1{won} - z, its control-variate value; docs/bracket.md); null otherwise
+
+Version 2 added ``value`` (issue 19).
 """
 
 from __future__ import annotations
 
 import pyarrow as pa
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 RESULT_SCHEMA = pa.schema(
     [
@@ -45,6 +50,7 @@ RESULT_SCHEMA = pa.schema(
         pa.field("nodes", pa.int64(), nullable=True),
         pa.field("status", pa.string(), nullable=True),
         pa.field("line", pa.string(), nullable=True),
+        pa.field("value", pa.float64(), nullable=True),
     ]
 )
 

@@ -241,6 +241,7 @@ def result_table(run_id: str, seed: int, variant: str, policy: str, first: int,
     nodes = columns.get("nodes")
     status = columns.get("status")
     line = columns.get("line")
+    value = columns.get("value")
     arrays = [
         _repeat_string(run_id, n),
         pa.array(np.full(n, seed, dtype=np.uint64)),
@@ -254,6 +255,7 @@ def result_table(run_id: str, seed: int, variant: str, policy: str, first: int,
         pa.nulls(n, pa.int64()) if nodes is None else pa.array(np.asarray(nodes, dtype=np.int64)),
         pa.nulls(n, pa.string()) if status is None else pa.array(list(status), pa.string()),
         pa.nulls(n, pa.string()) if line is None else pa.array(list(line), pa.string()),
+        pa.nulls(n, pa.float64()) if value is None else pa.array(np.asarray(value, dtype=np.float64)),
     ]
     schema = RESULT_SCHEMA.with_metadata({
         META_SCHEMA: str(SCHEMA_VERSION),

@@ -31,7 +31,9 @@ macros
     ``k`` successes in ``n`` trials (z = 1.96), NULL when ``n`` is 0;
     ``one_in(k, n)``: ``n / k`` (NULL when ``k`` is 0);
     ``player_kind(policy)``: ``'clairvoyant'`` for the solver (it knows the
-    stock order), ``'honest'`` for every other player;
+    stock order), ``'bound'`` for the honest bracket's upper end (``bound:…``: a
+    penalised clairvoyant search, whose rows are no player's wins), ``'honest'``
+    for every other player;
     ``solver_restriction(policy)``: ``'none'`` for ``solver``, the options
     (``'sensible+leftmost+must_fill'``) for a restricted solver, NULL otherwise;
     ``variant_preset(variant)``, ``variant_discards(variant)``: ``'strict'`` and
@@ -65,6 +67,7 @@ WILSON_Z = 1.96
 
 REPORT_QUERIES = (
     "headline",
+    "honest_bracket",
     "win_odds",
     "score_distribution",
     "policy_gap",
@@ -93,7 +96,8 @@ CREATE MACRO wilson_high(k, n) AS
          WHEN n > 0 THEN least(1.0, wilson_center(k, n) + wilson_half(k, n)) END;
 CREATE MACRO one_in(k, n) AS CASE WHEN k > 0 THEN n::DOUBLE / k END;
 CREATE MACRO player_kind(p) AS
-    CASE WHEN p = 'solver' OR starts_with(p, 'solver:') THEN 'clairvoyant' ELSE 'honest' END;
+    CASE WHEN p = 'solver' OR starts_with(p, 'solver:') THEN 'clairvoyant'
+         WHEN p = 'bound' OR starts_with(p, 'bound:') THEN 'bound' ELSE 'honest' END;
 CREATE MACRO solver_restriction(p) AS
     CASE WHEN p = 'solver' THEN 'none' WHEN starts_with(p, 'solver:') THEN substr(p, 8) END;
 CREATE MACRO variant_preset(v) AS split_part(v, '+', 1);
@@ -171,7 +175,7 @@ def _empty_results_sql() -> str:
     from pipeline.schema import RESULT_SCHEMA
 
     duck = {"string": "VARCHAR", "uint64": "UBIGINT", "int64": "BIGINT", "int8": "TINYINT",
-            "int16": "SMALLINT", "bool": "BOOLEAN"}
+            "int16": "SMALLINT", "bool": "BOOLEAN", "double": "DOUBLE"}
     cols = ", ".join(f"NULL::{duck[str(f.type)]} AS {f.name}" for f in RESULT_SCHEMA)
     return f"SELECT {cols} WHERE false"
 

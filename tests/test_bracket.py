@@ -63,12 +63,16 @@ def _ref_value(state: State, rules) -> float:
 
 
 def _positions(variant: str, undealt: int, count: int, start: int) -> list[State]:
-    """States just after the deal that leaves ``undealt`` cards, from games of the random policy."""
+    """States just after the deal that leaves ``undealt`` cards: from games of the random policy, and
+    (so that some can be won) from the restricted solver's lines of the deals it wins, alternately."""
     rules = rules_by_name(variant)
     decks = deal_batch(SEED, start, count)
     res = play_batch(decks, rules, "random", seed=SEED, indices=np.arange(start, start + count), want_lines=True)
+    won = deal_batch(SEED, start + 10**6, 20 * count)
+    sol = solve_batch(won, rules.with_options("sensible", "leftmost"), want_lines=True)
+    games = [(d, ln) for d, ln, w in zip(won, sol.lines, sol.won) if w][:count]
     out = []
-    for deck, line in zip(decks, res.lines):
+    for deck, line in list(zip(decks, res.lines)) + games:
         states = replay_states(deck, line, rules)
         for after, a in zip(states[1:], line.split()):
             if a == "d" and len(after.stock) == undealt:
@@ -83,7 +87,7 @@ def _positions(variant: str, undealt: int, count: int, start: int) -> list[State
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_exact_value_matches_plain_expectimax_one_deal_left(variant):
     rules = rules_by_name(variant)
-    positions = _positions(variant, 4, 60, 100)
+    positions = _positions(variant, 4, 30, 100)
     assert len(positions) > 40
     values = [honest_value(s, rules) for s in positions]
     assert values == pytest.approx([_ref_value(s, rules) for s in positions], abs=1e-12)

@@ -1,9 +1,11 @@
 -- honest_bracket: how often can an honest player win? A bracket [lower, upper] per variant.
 --
--- lower: the honest bracket player ('adp:...', docs/bracket.md) with the highest estimate. Its
--- estimate is the mean of its per-deal `value` (1{won} - z, z the bound's penalty along its own
--- line: an unbiased estimate of its win rate with a far smaller variance than 1{won}); the plain
--- win rate is there too (lower_wins / lower_deals, Wilson interval).
+-- lower: the honest player with the highest estimate of its win rate. For a player with a
+-- per-deal `value` (the bracket's 'adp:...', docs/bracket.md) the estimate is the mean of that
+-- value (1{won} - z, z the bound's penalty along its own line: an unbiased estimate of its win
+-- rate with a far smaller variance than 1{won}) with a normal interval; for any other honest
+-- player (pimc, the policies) it is the plain win rate with its Wilson interval. The plain
+-- tally and Wilson interval are given for every lower player (lower_wins / lower_deals).
 -- upper: the bound player ('bound:...') with the lowest mean `value`: a proven upper bound on the
 -- win rate of every honest player (information relaxation with a penalty, Brown, Smith & Sun
 -- 2010). Per-deal values are real numbers, so both estimates carry a normal 95% interval
@@ -16,25 +18,34 @@
 -- depend on row order.
 --
 -- grain:      one row per variant with a bound player
--- inputs:     results (view)
+-- inputs:     results (view); macros player_kind, wilson_low, wilson_high
 -- parameters: none
 -- columns:
 --   variant
 --   lower_player, lower_deals, lower_wins        the lower end's player and its plain tally
---   lower_rate, lower_low, lower_high            its estimate (mean value) and 95% normal interval
+--   lower_rate, lower_low, lower_high            its estimate and 95% interval (as lower_interval says)
+--   lower_interval                               'normal' (a player with values) or 'wilson' (a plain rate)
 --   lower_wilson_low, lower_wilson_high          the Wilson interval of its plain win rate
 --   upper_method                                 the bound player's name (its W, samples, exact)
 --   upper_estimate, upper_low, upper_high        the bound's mean value and 95% normal interval
 --   deals                                        deals of the upper end
 --   gap, gap_low, gap_high, gap_deals            upper - lower, paired, on gap_deals common deals
-WITH rows AS (
-    SELECT variant, policy, seed, deal, won,
-           round(value * 1e9)::HUGEINT AS v
+WITH bounded AS (
+    SELECT DISTINCT variant FROM results WHERE player_kind(policy) = 'bound' AND value IS NOT NULL
+),
+rows AS (
+    -- every row of an honest player or a bound, of a variant with a bound; v = the per-deal value in
+    -- units of 1e-9: `value` where the player has one, else 1{won}
+    SELECT variant, policy, seed, deal, won, value IS NOT NULL AS valued,
+           CASE WHEN value IS NOT NULL THEN round(value * 1e9)::HUGEINT
+                WHEN won THEN 1000000000::HUGEINT ELSE 0::HUGEINT END AS v
     FROM results
-    WHERE value IS NOT NULL AND (starts_with(policy, 'adp') OR starts_with(policy, 'bound'))
+    WHERE variant IN (SELECT variant FROM bounded) AND player_kind(policy) IN ('honest', 'bound')
+      AND (value IS NOT NULL OR player_kind(policy) = 'honest')
 ),
 ends AS (
     SELECT variant, policy,
+           bool_and(valued) AS valued,
            count(*) AS n,
            count(*) FILTER (WHERE won) AS wins,
            sum(v) AS s,
@@ -49,11 +60,11 @@ stats AS (
     FROM ends
 ),
 lower_end AS (
-    SELECT * FROM stats WHERE starts_with(policy, 'adp')
+    SELECT * FROM stats WHERE player_kind(policy) = 'honest'
     QUALIFY row_number() OVER (PARTITION BY variant ORDER BY mean DESC, policy) = 1
 ),
 upper_end AS (
-    SELECT * FROM stats WHERE starts_with(policy, 'bound')
+    SELECT * FROM stats WHERE player_kind(policy) = 'bound'
     QUALIFY row_number() OVER (PARTITION BY variant ORDER BY mean ASC, policy) = 1
 ),
 paired AS (
@@ -79,8 +90,9 @@ SELECT
     l.n AS lower_deals,
     l.wins AS lower_wins,
     l.mean AS lower_rate,
-    l.mean - 1.96 * l.sd / sqrt(l.n) AS lower_low,
-    l.mean + 1.96 * l.sd / sqrt(l.n) AS lower_high,
+    CASE WHEN l.valued THEN l.mean - 1.96 * l.sd / sqrt(l.n) ELSE wilson_low(l.wins, l.n) END AS lower_low,
+    CASE WHEN l.valued THEN l.mean + 1.96 * l.sd / sqrt(l.n) ELSE wilson_high(l.wins, l.n) END AS lower_high,
+    CASE WHEN l.valued THEN 'normal' ELSE 'wilson' END AS lower_interval,
     wilson_low(l.wins, l.n) AS lower_wilson_low,
     wilson_high(l.wins, l.n) AS lower_wilson_high,
     u.policy AS upper_method,

@@ -544,10 +544,11 @@ def method_paragraphs(doc: dict) -> list[tuple[str, str]]:
 
 
 BRACKET_NOTE = (
-    "lower: the best honest bracket player's estimate of its own win rate (adp, the mean of 1{won} - z, "
-    "z the penalty along its line); upper: a proven upper bound on every honest player's win rate "
-    "(information relaxation with a penalty, Brown, Smith & Sun 2010); 95% normal intervals on per-deal "
-    "values (docs/bracket.md)."
+    "lower: the honest player with the highest estimated win rate (for adp the mean of 1{won} - z, z the "
+    "bound's penalty along its own line, with a normal 95% interval; for other players the plain rate with "
+    "its Wilson interval); upper: a proven upper bound on every honest player's win rate (information "
+    "relaxation with a penalty, Brown, Smith & Sun 2010), with a normal 95% interval on its per-deal values "
+    "(docs/bracket.md)."
 )
 
 

@@ -226,7 +226,7 @@ def _decide(P, H, KM, KF, r, und, decision, seed_lo, seed_hi, idx_lo, idx_hi, lo
             v = expected_w(P, H, KM, KF, u, und, choice_tup, 0, samples, W_MODEL, st, su, fill,
                            W1, b1, w2, b2, mu, sd, fx)
         else:
-            v = q_model(P, H, u, und, n // 4, st, su, W1, b1, w2, b2, mu, sd, fx)
+            v = q_model(P, H, u, und, n // 4, st, su, fill, W1, b1, w2, b2, mu, sd, fx)
         if v > best + 1e-12:
             best = v
             pick = i

@@ -42,7 +42,7 @@ import numpy as np
 from .deals import deal_batch
 from .infostate import POOL_ROWS, ROW_TMP, TOP, bit, copy_row, deal4, new_pool, on_table, reach, resolve, rule_tables
 from .rules import rules_by_name
-from .value import N_FEATURES, W_MODEL, Model, features, q_model, w_of
+from .value import N_FEATURES, W_MODEL, Model, features_full, q_model, w_of
 
 HIDDEN = 32
 STATE_H = 16  # cards a pile can hold in a game from a fresh deal: 13 at most
@@ -89,7 +89,7 @@ def _generate(decks, explore, seed, use_model, st, su, fill, W1, b1, w2, b2, mu,
                 best = -1e18
                 for i in range(m):
                     if use_model and d < 11:
-                        v = q_model(P, H, base + i, und, 12 - d, st, su, W1, b1, w2, b2, mu, sd, fx)
+                        v = q_model(P, H, base + i, und, 12 - d, st, su, fill, W1, b1, w2, b2, mu, sd, fx)
                     else:
                         v = _heuristic(P, H, base + i, st)
                     if v > best:
@@ -120,7 +120,7 @@ def _targets(sp, sh, sund, tuples, st, su, fill, W1, b1, w2, b2, mu, sd, P, H, K
             H[r, p] = sh[j, p]
             for i in range(sh[j, p]):
                 P[r, p, i] = sp[j, p, i]
-        features(P, H, r, sund[j], st, su, fx)
+        features_full(P, H, r, sund[j], st, su, fill, X.shape[1], fx)
         for f in range(X.shape[1]):
             X[j, f] = fx[f]
         tot = 0.0

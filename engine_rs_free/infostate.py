@@ -44,7 +44,8 @@ ROW_R4 = 64  # reach list of exact value at 4 undealt
 ROW_R8 = ROW_R4 + REGION  # reach list of exact value at 8 undealt
 ROW_RW = ROW_R8 + REGION  # reach list of the model value
 ROW_TMP = ROW_RW + REGION  # 32 temporaries: children of deals
-POOL_ROWS = ROW_TMP + 32
+ROW_CL = ROW_TMP + 32  # 64 rows: the stack of the clairvoyant probe of value.features
+POOL_ROWS = ROW_CL + 64
 END_STACK = 64
 
 

@@ -36,12 +36,29 @@ import numpy as np
 
 from .deals import philox_shuffle
 from .expectimax import v0, v1, v2
-from .infostate import ROW_RW, ROW_TMP, TOP, bit, copy_row, deal4, on_table, popcount, reach
+from .infostate import (
+    ROW_CL,
+    ROW_RW,
+    ROW_TMP,
+    TOP,
+    bit,
+    can_move,
+    copy_row,
+    deal4,
+    endgame_min,
+    first_empty,
+    move,
+    on_table,
+    popcount,
+    reach,
+)
 
 W_ZERO = 0
 W_MODEL = 1
 W_EXACT = 2
-N_FEATURES = 30
+N_FEATURES = 31  # models with 30 read the first 30 (feature 30, the clairvoyant probe, came later)
+PROBE_ORDERS = 8  # stock orders of the clairvoyant probe (feature 30, 8 undealt cards only)
+PROBE_STREAM = 0xC1A12
 MAX_STAGE = 12  # deals to come from the first decision: 48 undealt cards
 TMP_EW = ROW_TMP + 2
 STREAM_PENALTY = 0x9E4A1  # Philox counter word 1: the tuples of the bound's penalties
@@ -63,6 +80,74 @@ def _sort4(a, b, c, d):
     if b > c:
         b, c = c, b
     return a, b, c, d
+
+
+@nb.njit(cache=True)
+def _probe_order_wins(P, H, r, order, n, st, su, fill):
+    """1 when a clairvoyant who knows ``order`` (the n undealt cards) can win from row r, dealing first."""
+    base = ROW_CL
+    copy_row(P, H, r, base)
+    deal4(P, H, base, order[0], order[1], order[2], order[3], st, su)
+    sp = np.zeros(64, np.int64)
+    nxt = np.zeros(64, np.int64)
+    sp[0] = 4
+    d = 0
+    while d >= 0:
+        row = base + d
+        if sp[d] == n:
+            if endgame_min(P, H, row, st, su, fill) <= 4:
+                return 1
+            d -= 1
+            continue
+        c = nxt[d]
+        nxt[d] = c + 1
+        if d + 1 >= 64 or c > 4:
+            d -= 1
+            continue
+        if c == 0:
+            copy_row(P, H, row, row + 1)
+            k = sp[d]
+            deal4(P, H, row + 1, order[k], order[k + 1], order[k + 2], order[k + 3], st, su)
+            sp[d + 1] = k + 4
+        else:
+            e = first_empty(H, row)
+            if e < 0 or not can_move(P, H, row, c - 1, st, fill):
+                continue
+            copy_row(P, H, row, row + 1)
+            move(P, H, row + 1, c - 1, e, st, su)
+            sp[d + 1] = sp[d]
+        d += 1
+        nxt[d] = 0
+    return 0
+
+
+@nb.njit(cache=True)
+def clairvoyant_probe(P, H, r, und, st, su, fill):
+    """The share of PROBE_ORDERS stock orders from which a clairvoyant wins row r (about to deal; 8 undealt).
+
+    The orders are Fisher-Yates shuffles of the undealt cards keyed by the undealt *set* (Philox,
+    key = the mask's two words, counter = the order's number): a function of the honest
+    information state, so W stays one. 0 for any other number of undealt cards.
+    """
+    n = popcount(und)
+    if n != 8:
+        return 0.0
+    cards = np.empty(8, np.int8)
+    k = 0
+    for c in range(52):
+        if (und >> np.uint64(c)) & np.uint64(1):
+            cards[k] = c
+            k += 1
+    order = np.empty(8, np.int8)
+    lo = np.uint32(und & np.uint64(0xFFFFFFFF))
+    hi = np.uint32(und >> np.uint64(32))
+    wins = 0
+    for j in range(PROBE_ORDERS):
+        for i in range(8):
+            order[i] = cards[i]
+        philox_shuffle(order, 8, np.uint32(j << 8), np.uint32(PROBE_STREAM), lo, hi, lo, hi, 256)
+        wins += _probe_order_wins(P, H, r, order, 8, st, su, fill)
+    return wins / PROBE_ORDERS
 
 
 @nb.njit(cache=True)
@@ -202,14 +287,23 @@ def features(P, H, r, und, st, su, out):
     out[27] = 1.0 if dead > 0 else 0.0
     out[28] = (4 - ace_bottom) * (1.0 if empties == 0 else 0.0)
     out[29] = empties * (ace_table - ace_bottom)
+    out[30] = 0.0  # the clairvoyant probe: filled by features_full (only models that read it pay for it)
 
 
 @nb.njit(cache=True)
-def q_model(P, H, r, und, k, st, su, W1, b1, w2, b2, mu, sd, fx):
+def features_full(P, H, r, und, st, su, fill, nf, out):
+    """``features``, plus feature 30 (the clairvoyant probe) when the model reads it (nf > 30)."""
+    features(P, H, r, und, st, su, out)
+    if nf > 30:
+        out[30] = clairvoyant_probe(P, H, r, und, st, su, fill)
+
+
+@nb.njit(cache=True)
+def q_model(P, H, r, und, k, st, su, fill, W1, b1, w2, b2, mu, sd, fx):
     """Q̂_k of row r (about to deal, ``und`` undealt, k deals to come): the network of stage k."""
-    features(P, H, r, und, st, su, fx)
-    nh = b1.shape[1]
     nf = W1.shape[1]
+    features_full(P, H, r, und, st, su, fill, nf, fx)
+    nh = b1.shape[1]
     z = b2[k]
     for j in range(nh):
         a = b1[k, j]
@@ -253,7 +347,7 @@ def w_of(P, H, KM, KF, r, und, kind, st, su, fill, W1, b1, w2, b2, mu, sd, fx):
     k = n // 4
     best = 0.0
     for i in range(m):
-        v = q_model(P, H, ROW_RW + i, und, k, st, su, W1, b1, w2, b2, mu, sd, fx)
+        v = q_model(P, H, ROW_RW + i, und, k, st, su, fill, W1, b1, w2, b2, mu, sd, fx)
         if v > best:
             best = v
     return best

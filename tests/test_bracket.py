@@ -283,3 +283,34 @@ def test_adp_is_never_above_the_bound_on_a_deal():
         z = bound.line_penalty(decks[i], lines[i], "standard", samples=8, seed=SEED, index=int(idx[i]))
         assert low.value[i] == pytest.approx(float(low.won[i]) - z, abs=1e-9)
     assert replay(decks[0], lines[0], "standard").score == low.score[0]
+
+
+@pytest.mark.parametrize("variant", ["standard", "strict"])
+def test_clairvoyant_probe_matches_the_solver(variant):
+    """Feature 30 of value.features: the share of 8 keyed stock orders a clairvoyant wins (dealing first),
+    against solver.solve_position under sensible+leftmost on the same orders."""
+    from engine_rs_free.deals import philox_shuffle
+    from engine_rs_free.infostate import new_pool, pool_row, rule_tables, undealt_mask
+    from engine_rs_free.solver import solve_position
+    from engine_rs_free.value import PROBE_ORDERS, PROBE_STREAM, clairvoyant_probe
+
+    rules = rules_by_name(variant)
+    st, su, fill = rule_tables(rules)
+    P, H, _, _ = new_pool(4)
+    r = P.shape[0] - 1
+    positions = _positions(variant, 8, 20, 1500)
+    nonzero = 0
+    for s in positions[:25]:
+        pool_row(P, H, r, s.piles)
+        und = undealt_mask(s.stock)
+        got = clairvoyant_probe(P, H, r, und, st, su, fill)
+        lo, hi = np.uint32(int(und) & 0xFFFFFFFF), np.uint32(int(und) >> 32)
+        wins = 0
+        for j in range(PROBE_ORDERS):
+            order = np.array(sorted(s.stock), np.int8)
+            philox_shuffle(order, 8, np.uint32(j << 8), np.uint32(PROBE_STREAM), lo, hi, lo, hi, 256)
+            dealt = apply_legal(State(s.piles, tuple(int(c) for c in order), s.discarded), DEAL, rules)
+            wins += solve_position(dealt, rules.with_options("sensible", "leftmost")).won
+        assert got == wins / PROBE_ORDERS
+        nonzero += got > 0
+    assert nonzero > 0

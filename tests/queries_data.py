@@ -364,6 +364,7 @@ TABLE_KEYS = {
     "solver_ladder": ("variant", "policy"),
     "coverage": ("seed", "variant", "policy", "run_id"),
     "score_summary": ("variant", "policy"),
+    "honest_bracket": ("variant",),
 }
 
 

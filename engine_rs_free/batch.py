@@ -48,6 +48,7 @@ lines are built in compiled code and only formatted in Python
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numba as nb
 import numpy as np
@@ -55,8 +56,9 @@ import numpy as np
 from .actions import CODE_TEXT, DEAL_CODE, KIND_DISCARD, KIND_MOVE, code_depth, code_dst, code_src
 from .cards import N_CARDS, SUIT
 from .deals import STREAM_POLICY, philox4x32
-from .policies import MAX_ACTIONS, TOP_STRENGTH, PolicySpec, parse_policy
-from .rules import FILL_ACE, FILL_ANY, Rules, rules_by_name, strength_table
+from .game import WIN_SCORE
+from .policies import MAX_ACTIONS, PolicySpec, parse_policy
+from .rules import FILL_ACE, FILL_ANY, TOP_STRENGTH, Rules, rules_by_name, strength_table
 
 N_PILES = 4
 MOVE_CAP = N_CARDS * N_PILES * N_PILES  # 832 > any number of legal moves in one position
@@ -69,6 +71,48 @@ SLOT_GAME, SLOT_PROBE, SLOT_ROLLOUT, SLOT_LEVELS = 0, 1, 2, 3
 N_SLOTS = SLOT_LEVELS + MAX_DEPTH + 1
 N_DEALS = (N_CARDS - N_PILES) // N_PILES  # 12 deals after the first four cards
 NOMOVE_PILE_CAP = 1 + 1 + N_DEALS  # _play_nomove_games: a sentinel, then at most 1 + 12 cards per pile
+
+
+class BatchRules(NamedTuple):
+    """A rule set as the compiled game loop reads it (``batch_rules`` makes one)."""
+
+    fill: int  # FILL_TOP | FILL_ACE | FILL_ANY
+    optional: bool  # discards=optional
+    sensible: bool
+    leftmost: bool
+    must_fill: bool
+    is_ace: np.ndarray  # uint8[53]       the variant's top rank (index 52: an empty pile)
+    beats: np.ndarray  # uint8[53, 53]    beats[o, c]: card o is of c's suit and stronger
+
+
+class PolicyArgs(NamedTuple):
+    """A policy as the compiled game loop reads it."""
+
+    kind: int  # K_NOMOVE .. K_LOOKAHEAD
+    param: int  # human: sacrifice; lookahead: depth; else 0
+    max_actions: int  # a game stops at a decision point once its line holds this many actions
+
+
+class Scratch(NamedTuple):
+    """The game loop's scratch, allocated once per call (the module docstring has the layout)."""
+
+    work: np.ndarray  # int64[N_SLOTS, 4, 52]
+    height: np.ndarray  # int64[N_SLOTS, 4]
+    moves: np.ndarray  # int64[N_SLOTS, MOVE_CAP]
+    line: np.ndarray  # int16[LINE_CAP]        the line of the game being played
+    count: np.ndarray  # int64[MAX_DEPTH + 1]  lookahead's stack of levels: moves, next, best value
+    nxt: np.ndarray  # int64[MAX_DEPTH + 1]
+    best: np.ndarray  # int64[MAX_DEPTH + 1]
+
+
+class GameRows(NamedTuple):
+    """The rows the game loop writes, one per deck."""
+
+    score: np.ndarray  # int8[N]
+    moves: np.ndarray  # int16[N]
+    decisions: np.ndarray  # int16[N]
+    length: np.ndarray  # int64[N]    actions in the line
+    lines: np.ndarray  # int16[N, LINE_CAP]   the lines' action codes (a 1x1 dummy when not wanted)
 
 
 @dataclass
@@ -392,10 +436,10 @@ def _fills_from_a_stack(work, height, s, fill, is_ace):
 
 
 @nb.njit(cache=True, inline="always", _nrt=False)
-def _pass_ok(work, height, s, pos, must_fill, fill, is_ace):
+def _pass_ok(work, height, s, pos, rules):
     """Dealing (or, with the stock empty, stopping) is allowed: must_fill blocks it while a card of a pile
     of two or more may move into an empty pile."""
-    return pos >= N_CARDS or not must_fill or not _fills_from_a_stack(work, height, s, fill, is_ace)
+    return pos >= N_CARDS or not rules.must_fill or not _fills_from_a_stack(work, height, s, rules.fill, rules.is_ace)
 
 
 @nb.njit(cache=True, inline="always", _nrt=False)
@@ -407,54 +451,57 @@ def _greedy_pick(best, best_d, pass_ok):
 
 
 @nb.njit(cache=True, inline="always", _nrt=False)
-def _greedy_choice(work, height, s, pos, must_fill, fill, is_ace, beats, moves, n):
-    best, best_d, _, _, _ = _scan_moves(work, height, s, is_ace, beats, moves, n)
-    return _greedy_pick(best, best_d, _pass_ok(work, height, s, pos, must_fill, fill, is_ace))
+def _greedy_choice(work, height, s, pos, rules, moves, n):
+    """Greedy's choice in position s, whose n legal moves are in moves[s]."""
+    best, best_d, _, _, _ = _scan_moves(work, height, s, rules.is_ace, rules.beats, moves, n)
+    return _greedy_pick(best, best_d, _pass_ok(work, height, s, pos, rules))
 
 
 @nb.njit(cache=True, _nrt=False)
-def _rollout_value(work, height, s, pos, fill, sensible, leftmost, must_fill, is_ace, beats, moves):
+def _rollout_value(work, height, s, pos, rules, moves):
     """Play greedy from position s (in the rollout slot) until it would deal or stop; the value."""
     r = SLOT_ROLLOUT
     _copy(work, height, s, r)
     while True:
-        n = _gen_moves(work, height, r, fill, sensible, leftmost, is_ace, moves, r)
-        a = _greedy_choice(work, height, r, pos, must_fill, fill, is_ace, beats, moves, n)
+        n = _gen_moves(work, height, r, rules.fill, rules.sensible, rules.leftmost, rules.is_ace, moves, r)
+        a = _greedy_choice(work, height, r, pos, rules, moves, n)
         if a < 0:
-            return _position_value(work, height, r, pos, is_ace, fill)
+            return _position_value(work, height, r, pos, rules.is_ace, rules.fill)
         _apply_move(work, height, r, a)
-        _resolve(work, height, r, beats)
+        _resolve(work, height, r, rules.beats)
 
 
 @nb.njit(cache=True, _nrt=False)
-def _level_setup(work, height, s, pos, fill, sensible, leftmost, must_fill, is_ace, moves):
+def _level_setup(work, height, s, pos, rules, moves):
     """Generate the moves of level slot s; returns (count, starting best value)."""
-    n = _gen_moves(work, height, s, fill, sensible, leftmost, is_ace, moves, s)
-    pass_ok = _pass_ok(work, height, s, pos, must_fill, fill, is_ace)
+    n = _gen_moves(work, height, s, rules.fill, rules.sensible, rules.leftmost, rules.is_ace, moves, s)
+    pass_ok = _pass_ok(work, height, s, pos, rules)
     has_cand = False
     for k in range(n):
         if not _is_lone(height, s, moves[s, k]):
             has_cand = True
             break
     if pass_ok or not has_cand:
-        return n, _position_value(work, height, s, pos, is_ace, fill)
+        return n, _position_value(work, height, s, pos, rules.is_ace, rules.fill)
     return n, np.int64(-1)
 
 
 @nb.njit(cache=True, _nrt=False)
-def _subtree_value(work, height, root, levels, pos, fill, sensible, leftmost, must_fill, is_ace, beats,
-                   moves, count, nxt, best):
+def _subtree_value(root, levels, pos, rules, scratch):
     """policies._subtree_value without recursion: an explicit stack over scratch slots.
 
     Level l of the stack lives in slot SLOT_LEVELS + l; the position to value is
     copied from slot ``root`` to level 0.
     """
+    work, height, moves, count, nxt, best = scratch.work, scratch.height, scratch.moves, scratch.count, \
+        scratch.nxt, scratch.best
+    beats = rules.beats
     if levels == 0:
-        return _rollout_value(work, height, root, pos, fill, sensible, leftmost, must_fill, is_ace, beats, moves)
+        return _rollout_value(work, height, root, pos, rules, moves)
     base = SLOT_LEVELS
     _copy(work, height, root, base)
     lvl = 0
-    count[0], best[0] = _level_setup(work, height, base, pos, fill, sensible, leftmost, must_fill, is_ace, moves)
+    count[0], best[0] = _level_setup(work, height, base, pos, rules, moves)
     nxt[0] = 0
     while True:
         s = base + lvl
@@ -469,14 +516,12 @@ def _subtree_value(work, height, root, levels, pos, fill, sensible, leftmost, mu
             _apply_move(work, height, child, code)
             _resolve(work, height, child, beats)
             if lvl + 1 == levels:
-                v = _rollout_value(work, height, child, pos, fill, sensible, leftmost, must_fill, is_ace, beats,
-                                   moves)
+                v = _rollout_value(work, height, child, pos, rules, moves)
                 if v > best[lvl]:
                     best[lvl] = v
             else:
                 lvl += 1
-                count[lvl], best[lvl] = _level_setup(work, height, child, pos, fill, sensible, leftmost, must_fill,
-                                                     is_ace, moves)
+                count[lvl], best[lvl] = _level_setup(work, height, child, pos, rules, moves)
                 nxt[lvl] = 0
                 advanced = True
                 break
@@ -491,11 +536,13 @@ def _subtree_value(work, height, root, levels, pos, fill, sensible, leftmost, mu
 
 
 @nb.njit(cache=True, _nrt=False)
-def _choose(kind, param, work, height, pos, fill, sensible, leftmost, must_fill, is_ace, beats, moves, n,
-            count, nxt, best):
-    """The choice of a deterministic policy in the game slot, whose n legal moves are in moves[0]."""
+def _choose(policy, pos, rules, scratch, n):
+    """The choice of a deterministic policy in the game slot, whose n legal moves are in scratch.moves[0]."""
+    kind, param = policy.kind, policy.param
+    work, height, moves = scratch.work, scratch.height, scratch.moves
+    is_ace, beats = rules.is_ace, rules.beats
     s = SLOT_GAME
-    pass_ok = _pass_ok(work, height, s, pos, must_fill, fill, is_ace)
+    pass_ok = _pass_ok(work, height, s, pos, rules)
     if kind == K_NOMOVE:
         if pass_ok:
             return PASS
@@ -519,7 +566,7 @@ def _choose(kind, param, work, height, pos, fill, sensible, leftmost, must_fill,
     best_value = -1
     if pass_ok:
         choice = PASS
-        best_value = _position_value(work, height, s, pos, is_ace, fill)
+        best_value = _position_value(work, height, s, pos, is_ace, rules.fill)
     for k in range(n):
         code = moves[s, k]
         if _is_lone(height, s, code):
@@ -528,8 +575,7 @@ def _choose(kind, param, work, height, pos, fill, sensible, leftmost, must_fill,
         _copy(work, height, s, child)
         _apply_move(work, height, child, code)
         _resolve(work, height, child, beats)
-        v = _subtree_value(work, height, child, param - 1, pos, fill, sensible, leftmost, must_fill, is_ace, beats,
-                           moves, count, nxt, best)
+        v = _subtree_value(child, param - 1, pos, rules, scratch)
         if v > best_value:
             choice = code
             best_value = v
@@ -569,24 +615,26 @@ def idx_lo_hi(index, part):
 
 
 @nb.njit(cache=True)
-def _play_kernel(decks, indices, seed_lo, seed_hi, kind, param, fill, optional, sensible, leftmost, must_fill,
-                 is_ace, beats, max_actions, want_lines, out_score, out_moves, out_decisions, out_len, lines):
-    """Play every deck; one game at a time in scratch slot 0 (see the module docstring)."""
-    work = np.full((N_SLOTS, N_PILES, N_CARDS), -1, dtype=np.int64)
-    height = np.zeros((N_SLOTS, N_PILES), dtype=np.int64)
-    moves = np.zeros((N_SLOTS, MOVE_CAP), dtype=np.int64)
-    line = np.zeros(LINE_CAP, dtype=np.int16)
-    count = np.zeros(MAX_DEPTH + 1, dtype=np.int64)
-    nxt = np.zeros(MAX_DEPTH + 1, dtype=np.int64)
-    best = np.zeros(MAX_DEPTH + 1, dtype=np.int64)
-    if kind == K_NOMOVE and not optional and not must_fill:
+def _play_kernel(decks, indices, seed_lo, seed_hi, policy, rules, want_lines, out):
+    """Play every deck; one game at a time in scratch slot 0 (see the module docstring).
+
+    Args:
+        decks, indices:   uint8[N, 52] decks and int64[N] their deal indices (they key the random draws)
+        seed_lo, seed_hi: the two words of the seed, uint32
+        policy:           PolicyArgs
+        rules:            BatchRules
+        want_lines:       write each game's line to ``out.lines``
+        out:              GameRows, one row per deck
+    """
+    if policy.kind == K_NOMOVE and not rules.optional and not rules.must_fill:
         piles = np.empty((N_PILES, NOMOVE_PILE_CAP), dtype=np.int64)
-        _play_nomove_games(decks, fill, sensible, is_ace, beats, want_lines, out_score, out_moves, out_decisions,
-                           out_len, lines, piles)
+        _play_nomove_games(decks, rules, want_lines, out, piles)
     else:
-        _play_games(decks, indices, seed_lo, seed_hi, kind, param, fill, optional, sensible, leftmost, must_fill,
-                    is_ace, beats, max_actions, want_lines, out_score, out_moves, out_decisions, out_len, lines,
-                    work, height, moves, line, count, nxt, best)
+        scratch = Scratch(np.full((N_SLOTS, N_PILES, N_CARDS), -1, dtype=np.int64),
+                          np.zeros((N_SLOTS, N_PILES), dtype=np.int64), np.zeros((N_SLOTS, MOVE_CAP), dtype=np.int64),
+                          np.zeros(LINE_CAP, dtype=np.int16), np.zeros(MAX_DEPTH + 1, dtype=np.int64),
+                          np.zeros(MAX_DEPTH + 1, dtype=np.int64), np.zeros(MAX_DEPTH + 1, dtype=np.int64))
+        _play_games(decks, indices, seed_lo, seed_hi, policy, rules, want_lines, out, scratch)
 
 
 @nb.njit(cache=True, inline="always", _nrt=False)
@@ -601,8 +649,7 @@ def _offers_move(top, h, fill, sensible, is_ace):
 
 
 @nb.njit(cache=True, _nrt=False)
-def _play_nomove_games(decks, fill, sensible, is_ace, beats, want_lines, out_score, out_moves, out_decisions,
-                       out_len, lines, piles):
+def _play_nomove_games(decks, rules, want_lines, out, piles):
     """``nomove`` under forced discards and without must_fill: a loop of its own, same results.
 
     With dealing always allowed, ``nomove`` deals whenever the stock is not
@@ -621,6 +668,8 @@ def _play_nomove_games(decks, fill, sensible, is_ace, beats, want_lines, out_sco
     heights and tops live in local variables. The forced discards are the
     rounds of _resolve_tops.
     """
+    fill, sensible, is_ace, beats = rules.fill, rules.sensible, rules.is_ace, rules.beats
+    out_score, out_moves, out_decisions, out_len, lines = out
     for i in range(N_PILES):
         piles[i, 0] = EMPTY
     for g in range(decks.shape[0]):
@@ -676,10 +725,13 @@ def _play_nomove_games(decks, fill, sensible, is_ace, beats, want_lines, out_sco
 # Without NRT: the game loop allocates nothing, and reference counting of the
 # scratch arrays on every helper call would otherwise cost about half its time.
 @nb.njit(cache=True, _nrt=False)
-def _play_games(decks, indices, seed_lo, seed_hi, kind, param, fill, optional, sensible, leftmost, must_fill,
-                is_ace, beats, max_actions, want_lines, out_score, out_moves, out_decisions, out_len, lines,
-                work, height, moves, line, count, nxt, best):
-    """The game loop of ``_play_kernel`` over preallocated scratch arrays."""
+def _play_games(decks, indices, seed_lo, seed_hi, policy, rules, want_lines, out, scratch):
+    """The game loop of ``_play_kernel`` over the preallocated ``scratch``."""
+    kind, max_actions = policy.kind, policy.max_actions
+    fill, optional, sensible, leftmost, is_ace, beats = rules.fill, rules.optional, rules.sensible, rules.leftmost, \
+        rules.is_ace, rules.beats
+    out_score, out_moves, out_decisions, out_len, lines = out
+    work, height, moves, line = scratch.work, scratch.height, scratch.moves, scratch.line
     s = SLOT_GAME
     for g in range(decks.shape[0]):
         t0 = np.int64(decks[g, 0])
@@ -715,7 +767,7 @@ def _play_games(decks, indices, seed_lo, seed_hi, kind, param, fill, optional, s
                 else:
                     n = _gen_moves(work, height, s, fill, sensible, leftmost, is_ace, moves, s)
                 stock_left = pos < N_CARDS
-                deal_ok = stock_left and _pass_ok(work, height, s, pos, must_fill, fill, is_ace)
+                deal_ok = stock_left and _pass_ok(work, height, s, pos, rules)
                 n_choices = n + (1 if deal_ok else 0) + (0 if stock_left else 1)
                 if not stock_left and n == 0:
                     break
@@ -738,12 +790,11 @@ def _play_games(decks, indices, seed_lo, seed_hi, kind, param, fill, optional, s
                 elif kind == K_NOMOVE and (deal_ok or not stock_left):
                     a = PASS
                 elif kind == K_GREEDY:
-                    a = _greedy_choice(work, height, s, pos, must_fill, fill, is_ace, beats, moves, n)
+                    a = _greedy_choice(work, height, s, pos, rules, moves, n)
                 else:
                     if kind == K_NOMOVE:  # must_fill forbids dealing: nomove needs the move list
                         n = _gen_moves(work, height, s, fill, sensible, leftmost, is_ace, moves, s)
-                    a = _choose(kind, param, work, height, pos, fill, sensible, leftmost, must_fill, is_ace, beats,
-                                moves, n, count, nxt, best)
+                    a = _choose(policy, pos, rules, scratch, n)
                 if a == GIVE_UP or (a == PASS and not stock_left):
                     break
             if a == PASS:
@@ -782,6 +833,13 @@ def _play_games(decks, indices, seed_lo, seed_hi, kind, param, fill, optional, s
         if want_lines:
             for k in range(n_line):
                 lines[g, k] = line[k]
+
+
+def batch_rules(rules: Rules) -> BatchRules:
+    """A rule set as the compiled game loop reads it."""
+    is_ace, beats = _tables(rules)
+    return BatchRules(int(rules.fill), bool(rules.optional_discards), bool(rules.sensible), bool(rules.leftmost),
+                      bool(rules.must_fill), is_ace, beats)
 
 
 def _tables(rules: Rules) -> tuple[np.ndarray, np.ndarray]:
@@ -853,23 +911,35 @@ def play_batch(
         param = spec.param("sacrifice")
     elif spec.kind == "lookahead":
         param = spec.param("depth")
-    is_ace, beats = _tables(rules)
     score = np.empty(n, dtype=np.int8)
     moves = np.empty(n, dtype=np.int16)
     decisions = np.empty(n, dtype=np.int16)
     length = np.empty(n, dtype=np.int64)
-    args = (np.uint32(seed & 0xFFFFFFFF), np.uint32(seed >> 32), kind, param, rules.fill,
-            rules.optional_discards, rules.sensible, rules.leftmost, rules.must_fill, is_ace, beats, int(max_actions))
+    seed_words = np.uint32(seed & 0xFFFFFFFF), np.uint32(seed >> 32)
+    args = (*seed_words, PolicyArgs(kind, param, int(max_actions)), batch_rules(rules))
     if not want_lines:
-        _play_kernel(decks, indices, *args, False, score, moves, decisions, length, np.zeros((1, 1), np.int16))
-        return BatchResult(score, score == 48, moves, decisions, None)
+        _play_kernel(decks, indices, *args, False,
+                     GameRows(score, moves, decisions, length, np.zeros((1, 1), np.int16)))
+        return BatchResult(score, score == WIN_SCORE, moves, decisions, None)
     out_lines: list[str] = []
     text = CODE_TEXT
     for start in range(0, n, LINE_CHUNK):
         stop = min(n, start + LINE_CHUNK)
         buf = np.empty((stop - start, LINE_CAP), dtype=np.int16)
-        _play_kernel(decks[start:stop], indices[start:stop], *args, True, score[start:stop], moves[start:stop],
-                     decisions[start:stop], length[start:stop], buf)
+        rows = GameRows(score[start:stop], moves[start:stop], decisions[start:stop], length[start:stop], buf)
+        _play_kernel(decks[start:stop], indices[start:stop], *args, True, rows)
         for row, ln in zip(buf.tolist(), length[start:stop].tolist()):
             out_lines.append(" ".join([text[c] for c in row[:ln]]))
-    return BatchResult(score, score == 48, moves, decisions, out_lines)
+    return BatchResult(score, score == WIN_SCORE, moves, decisions, out_lines)
+
+
+def play_policy(decks: np.ndarray, rules: Rules, spec: PolicySpec, *, seed: int, indices: np.ndarray,
+                want_lines: bool = False, node_limit: int | None = None):
+    """The registry's entry point for the policies (players.py): ``play_batch`` as a ``PlayResult``.
+
+    ``node_limit`` is for the solver and ignored here.
+    """
+    from .players import PlayResult
+
+    res = play_batch(decks, rules, spec, seed=seed, indices=indices, want_lines=want_lines)
+    return PlayResult(res.score, res.won, res.moves, res.decisions, line=res.lines)

@@ -44,7 +44,7 @@ import numpy as np
 from . import actions
 from .actions import ActionParseError  # noqa: F401  (re-exported: the error of Action.from_text)
 from .cards import N_CARDS, SUIT, format_card, format_cards, parse_cards
-from .rules import FILL_ACE, FILL_ANY, Rules, rules_by_name, strength_table
+from .rules import FILL_ACE, FILL_ANY, TOP_STRENGTH, Rules, rules_by_name, strength_table
 
 N_PILES = 4
 WIN_SCORE = 48
@@ -302,7 +302,7 @@ def legal_moves(state: State, rules: Rules) -> list[Action]:
         if not pile or (rules.sensible and len(pile) == 1):
             continue
         for depth in range(len(pile)) if fill == FILL_ANY else (0,):
-            if fill == FILL_ACE and strength[pile[-1 - depth]] != 12:
+            if fill == FILL_ACE and strength[pile[-1 - depth]] != TOP_STRENGTH:
                 continue
             for dst in targets:
                 if dst != src:

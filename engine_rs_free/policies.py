@@ -91,6 +91,7 @@ from functools import lru_cache
 from .deals import STREAM_POLICY, philox4x32
 from .game import (
     DEAL,
+    WIN_SCORE,
     Action,
     State,
     apply,
@@ -104,104 +105,27 @@ from .game import (
     new_game,
     strength_tuple,
 )
-from .rules import FILL_ANY, Rules, rules_by_name
+from .players import POLICY_KINDS, PlayerSpec, UnknownPolicyError, parse_player  # noqa: F401 (re-exported)
+from .rules import FILL_ANY, TOP_STRENGTH, Rules, rules_by_name
 
 MAX_ACTIONS = 400  # a game stops at a decision point once its line holds this many actions
-TOP_STRENGTH = 12  # strength_table value of the variant's top rank (the "Ace")
 
-# Policy kinds and their parameters: name -> {param: (default, lowest, highest)}.
-POLICY_PARAMS: dict[str, dict[str, tuple[int, int, int]]] = {
-    "nomove": {},
-    "random": {},
-    "greedy": {},
-    "aces": {},
-    "human": {"sacrifice": (3, 0, 48)},
-    "lookahead": {"depth": (1, 1, 4)},
-}
-POLICY_NAMES = tuple(POLICY_PARAMS)
+POLICY_NAMES = POLICY_KINDS  # the policy kinds, in the registry's order (players.py)
+PolicySpec = PlayerSpec  # a parsed policy is a parsed player of a policy kind
 
 
-class UnknownPolicyError(ValueError):
-    """A policy name, parameter or value that is not known."""
+def parse_policy(name: str | PlayerSpec) -> PlayerSpec:
+    """Parse ``name`` or ``name:key=value,...`` into the PlayerSpec of a policy (players.parse_player).
 
-
-@dataclass(frozen=True)
-class PolicySpec:
-    """A parsed policy: its kind and every parameter (defaults filled in), in canonical order."""
-
-    kind: str
-    params: tuple[tuple[str, int], ...] = ()
-
-    @property
-    def name(self) -> str:
-        """Canonical spelling: ``kind`` or ``kind:key=value,...`` with every parameter."""
-        if not self.params:
-            return self.kind
-        return self.kind + ":" + ",".join(f"{k}={v}" for k, v in self.params)
-
-    def param(self, key: str) -> int:
-        return dict(self.params)[key]
-
-    def __str__(self) -> str:
-        return self.name
-
-
-def _known_policies_text() -> str:
-    parts = []
-    for kind, params in POLICY_PARAMS.items():
-        if params:
-            parts.append(kind + ":" + ",".join(f"{k}={d} ({lo}..{hi})" for k, (d, lo, hi) in params.items()))
-        else:
-            parts.append(kind)
-    return ", ".join(parts)
-
-
-def parse_policy(name: str | PolicySpec) -> PolicySpec:
-    """Parse ``name`` or ``name:key=value,...`` into a PolicySpec (see the module docstring).
-
-    Raises UnknownPolicyError naming the input, what is wrong and the known
-    policies and parameters.
+    Raises UnknownPolicyError (players.UnknownPlayerError) naming the input,
+    what is wrong and the known policies and parameters.
 
     >>> parse_policy("human").name
     'human:sacrifice=3'
     >>> parse_policy(" Lookahead : depth = 2 ").name
     'lookahead:depth=2'
     """
-    if isinstance(name, PolicySpec):
-        return name
-    raw = name
-    text = str(name).strip().lower()
-    kind, _, rest = text.partition(":")
-    kind = kind.strip()
-    if kind not in POLICY_PARAMS:
-        raise UnknownPolicyError(f"unknown policy {raw!r}; known policies: {_known_policies_text()}")
-    allowed = POLICY_PARAMS[kind]
-    given: dict[str, int] = {}
-    if rest.strip():
-        for item in rest.split(","):
-            key, eq, value = item.partition("=")
-            key, value = key.strip(), value.strip()
-            if key not in allowed:
-                known = ", ".join(allowed) if allowed else "none"
-                raise UnknownPolicyError(
-                    f"unknown parameter {key!r} in policy {raw!r}; parameters of {kind}: {known} "
-                    f"(known policies: {_known_policies_text()})"
-                )
-            if not eq or not value.lstrip("+-").isdigit():
-                raise UnknownPolicyError(
-                    f"parameter {key!r} in policy {raw!r} needs an integer value, e.g. '{kind}:{key}={allowed[key][0]}'"
-                )
-            if key in given:
-                raise UnknownPolicyError(f"parameter {key!r} is given twice in policy {raw!r}")
-            v = int(value)
-            _, lo, hi = allowed[key]
-            if not lo <= v <= hi:
-                raise UnknownPolicyError(f"parameter {key}={v} in policy {raw!r} is out of range; use {lo}..{hi}")
-            given[key] = v
-    elif rest != "" or text.endswith(":"):
-        raise UnknownPolicyError(f"policy {raw!r} ends with ':'; write '{kind}' or '{kind}:key=value'")
-    params = tuple((k, given.get(k, d)) for k, (d, _, _) in allowed.items())
-    return PolicySpec(kind, params)
+    return parse_player(name, kinds=POLICY_KINDS, noun="policy")
 
 
 @dataclass(frozen=True)
@@ -517,4 +441,4 @@ def play_scalar(
         state = apply_legal(state, action, rules)
         line.append(action)
     score = state.score
-    return GameResult(score, score == 48, moves, decisions, format_line(line) if want_line else None)
+    return GameResult(score, score == WIN_SCORE, moves, decisions, format_line(line) if want_line else None)

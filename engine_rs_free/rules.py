@@ -29,6 +29,7 @@ from .cards import RANK, SUIT
 FILL_TOP = 0  # the top card of any other pile (standard, reverse)
 FILL_ACE = 1  # as FILL_TOP, but only the variant's highest rank (strict)
 FILL_ANY = 2  # any single card of any other pile, at any depth (easy)
+TOP_STRENGTH = 12  # strength_table value of the variant's top rank (the "Ace"; the King in reverse)
 
 PRESETS = ("standard", "strict", "easy", "reverse")
 OPTIONS = ("optional", "sensible", "leftmost", "must_fill")

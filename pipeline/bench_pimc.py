@@ -21,7 +21,7 @@ PIMC_PLAYER = "pimc:samples=32"
 @figure("pimc/standard")
 def bench_pimc_standard() -> Measurement:
     """pimc:samples=32 on standard deals: games per second on one core."""
-    from engine_rs_free.lookahead import pimc_batch
+    from engine_rs_free.pimc import pimc_batch
 
     decks = deal_batch(BENCH_SEED, 0, 400)
     state = {"next": 0, "decisions": 0, "games": 0}

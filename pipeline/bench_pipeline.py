@@ -42,12 +42,12 @@ def bare_engine_rate(n: int = 100_000, rounds: int = 3) -> float:
     import numpy as np
 
     from engine_rs_free.deals import deal_batch
-    from engine_rs_free.runner import run_player
+    from engine_rs_free.players import play
 
     def once(start: int) -> float:
         t = time.perf_counter()
         decks = deal_batch(7, start, n)
-        run_player(decks, VARIANT, POLICY, seed=7, indices=np.arange(start, start + n))
+        play(decks, VARIANT, POLICY, seed=7, indices=np.arange(start, start + n))
         return time.perf_counter() - t
 
     once(0)  # compilation
@@ -63,11 +63,10 @@ def bare_fanout_seconds(deals: int, batch: int) -> float:
         import numpy as np
 
         from engine_rs_free.deals import deal_batch
-        from engine_rs_free.runner import run_player
+        from engine_rs_free.players import play
 
-        res = run_player(deal_batch(2026, first, n), VARIANT, POLICY, seed=2026,
-                         indices=np.arange(first, first + n))
-        return len(res["score"])
+        res = play(deal_batch(2026, first, n), VARIANT, POLICY, seed=2026, indices=np.arange(first, first + n))
+        return len(res)
 
     t = time.perf_counter()
     done = sum(ray.get([bare.remote(first, min(batch, deals - first)) for first in range(0, deals, batch)]))

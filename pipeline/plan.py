@@ -31,6 +31,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from engine_rs_free.players import parse_player
+
 from .errors import UserError
 from .manifest import (BatchRecord, Manifest, coverage_index, merge_ranges, now_iso, pair_key,
                        read_all_manifests, spec_path, subtract_ranges, write_manifest)
@@ -218,7 +220,7 @@ def order_jobs(jobs: list[BatchJob]) -> list[BatchJob]:
             firsts[key] = j.first
 
     def key(job: BatchJob) -> tuple:
-        slow = job.policy.startswith(("solver", "pimc"))
+        slow = parse_player(job.policy).entry.slow
         return (job.first != firsts[(job.variant, job.policy)], not slow, job.variant, job.policy, job.first)
 
     return sorted(jobs, key=key)

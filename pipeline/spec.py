@@ -82,7 +82,7 @@ class RunSpec:
     start:       first deal index
     deals:       number of deals (a pair's count is this or its cap, whichever is smaller)
     variants:    canonical rule set names of the games played (``standard``, ``strict+optional``)
-    policies:    canonical player names of engine_rs_free.runner (``greedy``, ``solver``, ``pimc:samples=8``)
+    policies:    canonical player names of engine_rs_free.players (``greedy``, ``solver``, ``pimc:samples=8``)
     caps:        ((key, deals), …), key ``policy`` or ``variant/policy``, sorted by key
     batch_sizes: ((key, size), …), per-policy batch sizes, keys as in caps
     batch_size:  deals per batch (one Ray task, one Parquet file) unless batch_sizes says otherwise
@@ -333,17 +333,16 @@ def canonical_variant(name: str, field_name: str = "variants") -> str:
 
 
 def canonical_policy(name: str, field_name: str = "policies") -> str:
-    """The canonical player name (engine_rs_free.runner), or UserError naming the allowed forms."""
+    """The canonical player name (engine_rs_free.players), or UserError naming the allowed forms."""
     from engine_rs_free.bracket import canonical_bracket_player, is_bracket_player
-    from engine_rs_free.runner import canonical_player
+    from engine_rs_free.players import canonical_player
 
     try:
-        if is_bracket_player(name):
+        if is_bracket_player(name):  # the honest bracket's players (issue 19), until the registry has them
             return canonical_bracket_player(name)
         return canonical_player(name)
-    except ValueError as exc:
-        raise _fail(field_name, f"{exc} (players: a policy name, 'solver' or "
-                    f"'solver:sensible+leftmost+must_fill', 'pimc:samples=K', 'adp', 'bound')") from None
+    except ValueError as exc:  # the message names the input and the known players
+        raise _fail(field_name, str(exc)) from None
 
 
 def _table(name: str, value: object, variants: list[str], policies: list[str],

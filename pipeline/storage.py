@@ -230,7 +230,7 @@ def result_table(run_id: str, seed: int, variant: str, policy: str, first: int,
                  columns: dict[str, object], *, engine_version: str) -> pa.Table:
     """One batch's rows as a table of RESULT_SCHEMA (footer metadata included).
 
-    ``columns`` is what ``engine_rs_free.runner.run_player`` returns for decks
+    ``columns`` is ``engine_rs_free.players.play(...).columns()`` for decks
     ``first, first+1, …`` of ``seed``.
     """
     score = np.asarray(columns["score"], dtype=np.int8)

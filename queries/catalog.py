@@ -78,6 +78,16 @@ REPORT_QUERIES = (
 )
 """The named queries of the report, in report order (files ``queries/NAME.sql``)."""
 
+def _clairvoyant_test() -> str:
+    """SQL that is true for a player name of a clairvoyant kind of the registry (engine_rs_free.players)."""
+    from engine_rs_free.players import REGISTRY
+
+    kinds = [k for k, e in REGISTRY.items() if e.clairvoyant]
+    return " OR ".join(f"p = '{k}' OR starts_with(p, '{k}:')" for k in kinds) or "false"
+
+
+_CLAIRVOYANT_TEST = _clairvoyant_test()
+
 # Wilson score interval (Wilson 1927) with z = 1.96. k and n are cast to DOUBLE so integer
 # inputs of any width work. The ends are exactly 0 for k = 0 and exactly 1 for k = n (the
 # formula's value there, which floating point would miss by an ulp: 1 / low must stay NULL).
@@ -96,7 +106,7 @@ CREATE MACRO wilson_high(k, n) AS
          WHEN n > 0 THEN least(1.0, wilson_center(k, n) + wilson_half(k, n)) END;
 CREATE MACRO one_in(k, n) AS CASE WHEN k > 0 THEN n::DOUBLE / k END;
 CREATE MACRO player_kind(p) AS
-    CASE WHEN p = 'solver' OR starts_with(p, 'solver:') THEN 'clairvoyant'
+    CASE WHEN {_CLAIRVOYANT_TEST} THEN 'clairvoyant'
          WHEN p = 'bound' OR starts_with(p, 'bound:') THEN 'bound' ELSE 'honest' END;
 CREATE MACRO solver_restriction(p) AS
     CASE WHEN p = 'solver' THEN 'none' WHEN starts_with(p, 'solver:') THEN substr(p, 8) END;

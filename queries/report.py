@@ -30,7 +30,6 @@ lost for each estimate and lower bound and as won for the upper bound
 
 from __future__ import annotations
 
-import ast
 import hashlib
 import json
 import os
@@ -39,6 +38,8 @@ import subprocess
 from datetime import datetime, timezone
 from html import escape
 from pathlib import Path
+
+from engine_rs_free.players import RESTRICTION_TEXT
 
 from . import plots
 from .catalog import (
@@ -84,11 +85,6 @@ VARIANT_TEXT = {
     "reverse": "as standard, with the Ace ranking lowest; won with the four Kings left",
 }
 
-RESTRICTION_TEXT = {
-    "sensible": "never move the only card of a pile into an empty pile",
-    "leftmost": "a move may only go into the lowest-numbered empty pile",
-    "must_fill": "no deal while a card of a pile of two or more may be moved into an empty pile (a lone card never blocks a deal)",
-}
 
 
 # --- the numbers ---------------------------------------------------------------------------
@@ -438,68 +434,17 @@ def signed_pct(x, digits: int = 2) -> str:
 # --- shared prose --------------------------------------------------------------------------
 
 
-def _doc_of(module_file: str) -> str | None:
-    """A module's docstring, read with ast (no import: no Numba compilation)."""
-    path = ROOT / module_file
-    if not path.exists():
-        return None
-    return ast.get_docstring(ast.parse(path.read_text(encoding="utf-8")))
+def policy_description(policy: str) -> str:
+    """One line on what a stored player does (the registry's description, engine_rs_free.players)."""
+    from engine_rs_free.players import describe_player
 
-
-def _paragraph(doc: str | None, index: int = 0) -> str | None:
-    if not doc:
-        return None
-    paras = [" ".join(p.split()) for p in doc.split("\n\n") if p.strip()]
-    return paras[index] if index < len(paras) else None
-
-
-def _policy_bullets() -> dict[str, str]:
-    """``name -> description`` from the policy list of engine_rs_free/policies.py's docstring.
-
-    The list items read ``- ``name:param=K``: text``; the name is keyed without its parameters.
-    """
-    import re
-
-    doc = _doc_of("engine_rs_free/policies.py") or ""
-    out = {}
-    for block in doc.split("\n- ")[1:]:
-        m = re.match(r"``([^`]+)``:\s*(.*)", block, flags=re.S)
-        if not m:
-            continue
-        name = m.group(1).split(":")[0]
-        text = " ".join(m.group(2).split("\n\n")[0].split()).replace("``", "").rstrip(".")
-        if name and text:
-            out.setdefault(name, text)
-    return out
-
-
-def policy_description(policy: str, bullets: dict[str, str]) -> str:
-    base = policy.split(":")[0]
-    if base == "solver":
-        restr = policy.partition(":")[2]
-        if not restr:
-            return "the exact clairvoyant solver (knows the stock order); its best score and whether it wins"
-        parts = [f"{o} ({RESTRICTION_TEXT.get(o, o)})" for o in restr.split("+")]
-        return "the exact solver restricted to: " + "; ".join(parts)
-    if base == "pimc":
-        from engine_rs_free.lookahead import parse_pimc
-
-        spec = parse_pimc(policy)
-        text = ("honest sampling player (perfect-information Monte Carlo): at each decision it samples "
-                f"{spec.samples} orders of the unseen stock, solves each sample clairvoyantly and ")
-        if not spec.guide:
-            return text + "takes the choice that wins most samples"
-        return text + (f"plays as the {spec.guide} policy does, unless another choice wins at least "
-                       f"{spec.override_margin} samples more")
-    return bullets.get(base, "a named policy of engine_rs_free/policies.py")
+    return describe_player(policy)
 
 
 def method_paragraphs(doc: dict) -> list[tuple[str, str]]:
     """(heading, text) pairs of the method section (shared by Markdown and HTML)."""
-    solver_doc = _doc_of("engine_rs_free/solver.py")
     wo = doc["tables"]["win_odds"]
     players = sorted({r["policy"] for r in wo})
-    bullets = _policy_bullets()
     out = [
         ("Rules",
          "The game is Aces Up as shared/RULES.md fixes it: four piles, deal four cards at a time, a top card "
@@ -514,8 +459,8 @@ def method_paragraphs(doc: dict) -> list[tuple[str, str]]:
          "So a deck does not depend on batch size, worker, machine or library version; the catalog's deals "
          "table lists the deck of every deal used here, and 'acesup deal --seed S --index I' prints any deck."),
         ("Solver",
-         (_paragraph(solver_doc, 0) or "An exact depth-first search over every line of play of a deal.")
-         + " It searches every reachable position (a visited set with exact keys, pile order kept, and an "
+         "The exact clairvoyant solver gives the best score a player who knows the order of the stock can "
+         "reach, and a line of play that reaches it. It searches every reachable position (a visited set with exact keys, pile order kept, and an "
          "upper bound that cuts hopeless branches) and returns the best score and whether the deal can be won, "
          "status solved, or gave_up when a node limit stopped it. " + GAVE_UP_NOTE),
         ("Clairvoyant and honest",
@@ -526,7 +471,7 @@ def method_paragraphs(doc: dict) -> list[tuple[str, str]]:
          "choosing which empty pile to fill, only changes where later cards land: worth a lot to a player who "
          "knows the stock, nothing to one who does not, which is one reason the two figures are far apart."),
         ("Players",
-         " ".join(f"{p}: {policy_description(p, bullets)}." for p in players) if players else "No players."),
+         " ".join(f"{p}: {policy_description(p)}." for p in players) if players else "No players."),
         ("Statistics",
          f"Each rate is wins / deals over all deals of a variant and player (seeds pooled), with a 95% Wilson "
          f"score interval (z = {WILSON_Z}); \"1 in N\" is deals / wins and its range is 1/high to 1/low. "

@@ -303,7 +303,7 @@ def test_bad_spec_fails_the_night_at_once(prefect_harness, tmp_path):
     spec_file = write_spec(tmp_path, SMALL_SPEC.replace('"greedy"', '"greedier"'))
     state = nightly_odds(spec_file=spec_file, data=str(tmp_path / "data"), return_state=True)
     assert state.is_failed()
-    with pytest.raises(UserError, match="unknown policy 'greedier'"):
+    with pytest.raises(UserError, match="unknown player 'greedier'"):
         state.result()
     assert not (tmp_path / "data").exists(), "nothing may run after a bad spec"
 

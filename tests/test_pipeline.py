@@ -15,7 +15,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from engine_rs_free.deals import deal_batch
-from engine_rs_free.runner import run_player
+from engine_rs_free.players import play
 from pipeline.cli import main
 from pipeline.execute import BatchFailedError, execute_run
 from pipeline.manifest import list_runs, read_manifest, write_manifest
@@ -74,8 +74,8 @@ def test_rows_equal_the_engine_called_directly(first_run):
         mask = np.array([(vv == v and pp == p) for vv, pp in zip(table.column("variant").to_pylist(),
                                                                   table.column("policy").to_pylist())])
         got = table.filter(mask)
-        want = run_player(deal_batch(spec.seed, a, b - a + 1), v, p, seed=spec.seed,
-                          indices=np.arange(a, b + 1), want_lines=False)
+        want = play(deal_batch(spec.seed, a, b - a + 1), v, p, seed=spec.seed,
+                    indices=np.arange(a, b + 1), want_lines=False).columns()
         assert got.column("deal").to_pylist() == list(range(a, b + 1))
         for col in ("score", "won", "moves", "decisions"):
             assert np.array_equal(got.column(col).to_numpy(), np.asarray(want[col])), (v, p, col)

@@ -35,7 +35,7 @@ from engine_rs_free.policies import (
     uniform_choice,
 )
 from engine_rs_free.rules import STANDARD, rules_by_name
-from engine_rs_free.runner import canonical_player
+from engine_rs_free.players import canonical_player
 
 STOCK = "2H 3H 4H 5H"  # four cards left: dealing is possible
 
@@ -73,11 +73,14 @@ def test_canonical_names(text, canonical):
 @pytest.mark.parametrize(
     "text, fragment",
     [
-        ("greedyy", "unknown policy 'greedyy'; known policies: nomove, random, greedy, aces, human:sacrifice=3"),
-        ("human:depth=2", "unknown parameter 'depth' in policy 'human:depth=2'; parameters of human: sacrifice"),
+        ("greedyy", "unknown policy 'greedyy'; known policies: nomove, random, greedy, aces, "
+                    "human:sacrifice=0..48 (default 3), lookahead:depth=1..4 (default 1)"),
+        ("solver", "unknown policy 'solver'; known policies: nomove"),
+        ("human:depth=2", "unknown parameter 'depth' in player 'human:depth=2'; parameters of human: sacrifice"),
         ("greedy:x=1", "parameters of greedy: none"),
-        ("human:sacrifice=", "needs an integer value"),
-        ("human:sacrifice=abc", "needs an integer value, e.g. 'human:sacrifice=3'"),
+        ("human:sacrifice=", "needs a value"),
+        ("human:sacrifice=abc", "needs a whole number, e.g. 'human:sacrifice=3'"),
+        ("human:sacrifice=-1", "needs a whole number"),
         ("human:sacrifice=49", "out of range; use 0..48"),
         ("lookahead:depth=0", "out of range; use 1..4"),
         ("human:sacrifice=1,sacrifice=2", "given twice"),

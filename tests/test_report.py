@@ -303,10 +303,10 @@ def test_one_worker_and_another_batch_size_give_the_same_numbers(doc_a, tmp_path
 
 
 def test_the_pimc_description_follows_its_name():
-    from engine_rs_free.lookahead import parse_pimc
+    from engine_rs_free.pimc import parse_pimc
     from queries.report import policy_description
 
-    guided = policy_description(parse_pimc("pimc:samples=16").name, {})
+    guided = policy_description(parse_pimc("pimc:samples=16").name)
     assert "16 orders" in guided and "plays as the lookahead policy does" in guided and "at least 6 samples" in guided
-    pure = policy_description(parse_pimc("pimc:samples=4,guide=none").name, {})
+    pure = policy_description(parse_pimc("pimc:samples=4,guide=none").name)
     assert "4 orders" in pure and "takes the choice that wins most samples" in pure and "lookahead" not in pure

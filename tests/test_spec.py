@@ -90,8 +90,9 @@ def test_default_caps_for_policies_left_out_are_dropped_but_a_users_are_checked(
     [
         ({"variants": "standard,klondike"}, "spec field 'variants': unknown variant 'klondike'; allowed: standard, strict, easy, reverse"),
         ({"variants": "standard+sensible"}, "give them to the solver instead, e.g. policy 'solver:sensible'"),
-        ({"policies": "greedy,bogus"}, "spec field 'policies': unknown policy 'bogus'"),
-        ({"policies": "solver:fast"}, "spec field 'policies': unknown solver option 'fast'"),
+        ({"policies": "greedy,bogus"}, "spec field 'policies': unknown player 'bogus'; known players: nomove"),
+        ({"policies": "solver:fast"}, "spec field 'policies': restrictions='fast' in player 'solver:fast' is not"),
+        ({"policies": "solver:sensible+sensible"}, "is not 'none' or distinct options"),
         ({"policies": "greedy,greedy"}, "spec field 'policies': 'greedy' given more than once"),
         ({"deals": 0}, "spec field 'deals': 0 is out of range"),
         ({"seed": -1}, "spec field 'seed': -1 is out of range; use an integer in 0..18446744073709551615"),

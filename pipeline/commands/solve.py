@@ -41,24 +41,23 @@ def add_arguments(p):
                    help="forced (default) or optional discards")
     p.add_argument("--sensible", action="store_true", help="never move the only card of a pile")
     p.add_argument("--leftmost", action="store_true", help="moves go only into the lowest-numbered empty pile")
-    p.add_argument("--must-fill", action="store_true", help="no deal while a card can move into an empty pile")
+    p.add_argument("--must-fill", action="store_true", help="no deal while a card of a pile of two or more can move into an empty pile")
     p.add_argument("--node-limit", type=int, default=None,
                    help="give up a deck after this many positions (its result says 'gave_up')")
     p.add_argument("--format", choices=("text", "jsonl"), default="text", help="output format (default text)")
 
 
 def solver_rules(args):
-    """The rule set of the arguments (variant, discards, restrictions)."""
+    """The rule set the solver searches: the game (variant, discards) plus the solver player's restrictions."""
+    from engine_rs_free.players import parse_player, solver_rules
     from engine_rs_free.rules import rules_by_name
 
-    rules = rules_by_name(args.variant)
-    opts = []
+    game = rules_by_name(args.variant)
     if args.discards == "optional":
-        opts.append("optional")
-    for flag, name in ((args.sensible, "sensible"), (args.leftmost, "leftmost"), (args.must_fill, "must_fill")):
-        if flag:
-            opts.append(name)
-    return rules.with_options(*opts)
+        game = game.with_options("optional")
+    flags = (args.sensible, "sensible"), (args.leftmost, "leftmost"), (args.must_fill, "must_fill")
+    restrictions = "+".join(name for flag, name in flags if flag)
+    return solver_rules(parse_player(f"solver:{restrictions}" if restrictions else "solver"), game)
 
 
 def _sources(args, bad):

@@ -1,4 +1,4 @@
-"""pimc (engine_rs_free/lookahead.py): names, sampled orders, the batch position solve, and play.
+"""pimc (engine_rs_free/pimc.py): names, sampled orders, the batch position solve, and play.
 
 Twins: the compiled sampler against a plain-Python Fisher-Yates on the same
 Philox words; the batch position solve against ``solver.solve_position``; the
@@ -18,11 +18,11 @@ import math
 import numpy as np
 import pytest
 
-from engine_rs_free import lookahead
+from engine_rs_free import pimc
 from engine_rs_free.batch import play_batch
 from engine_rs_free.deals import STREAM_SAMPLE, deal_batch, philox4x32
 from engine_rs_free.game import DEAL, Action, apply, legal_actions, new_game, parse_position, replay_states
-from engine_rs_free.lookahead import (
+from engine_rs_free.pimc import (
     PimcSpec,
     candidates,
     choose,
@@ -34,7 +34,7 @@ from engine_rs_free.lookahead import (
 )
 from engine_rs_free.policies import UnknownPolicyError
 from engine_rs_free.rules import rules_by_name
-from engine_rs_free.runner import canonical_player, run_player
+from engine_rs_free.players import canonical_player, play
 from engine_rs_free.solver import solve_batch, solve_position
 
 SEED = 2026
@@ -107,7 +107,7 @@ def test_inner_rules_add_the_options_to_the_game():
 
 
 def _reference_orders(unseen, samples, seed, index, decision):
-    """Plain-Python twin of the sampler (module docstring of lookahead.py)."""
+    """Plain-Python twin of the sampler (module docstring of pimc.py)."""
     out = []
     for s in range(samples):
         row = sorted(unseen)
@@ -272,13 +272,13 @@ def test_deterministic_and_independent_of_the_batch():
     assert c.lines != a.lines
 
 
-def test_run_player_dispatches_pimc():
+def test_the_registry_plays_pimc():
     decks = deal_batch(SEED, 0, 3)
-    cols = run_player(decks, "standard", canonical_player("pimc:samples=2"), seed=SEED, indices=np.arange(3),
-                      want_lines=True)
+    res = play(decks, "standard", canonical_player("pimc:samples=2"), seed=SEED, indices=np.arange(3),
+               want_lines=True)
     direct = pimc_batch(decks, "standard", "pimc:samples=2", seed=SEED, indices=np.arange(3), want_lines=True)
-    assert cols["score"].tolist() == direct.score.tolist() and cols["line"] == direct.lines
-    assert cols["nodes"] is None and cols["status"] is None
+    assert res.score.tolist() == direct.score.tolist() and res.line == direct.lines
+    assert res.nodes is None and res.status is None
 
 
 @pytest.mark.parametrize("variant, base", [("standard", FAST), ("standard", PURE), ("strict+optional", FAST)])
@@ -310,8 +310,8 @@ def test_choose_reads_the_stock_as_a_set():
     shuffled = parse_position("KS 3S | 7H | - | 2C", "JH 9C 2H QD 5H 6D 4H 3H")
     spec = parse_pimc("pimc:samples=16,inner=none,guide=none")
     rules = rules_by_name("standard")
-    a = lookahead.candidate_values(state, rules, spec, candidates(state, rules), seed=1, index=2, decision=3)
-    b = lookahead.candidate_values(shuffled, rules, spec, candidates(shuffled, rules), seed=1, index=2, decision=3)
+    a = pimc.candidate_values(state, rules, spec, candidates(state, rules), seed=1, index=2, decision=3)
+    b = pimc.candidate_values(shuffled, rules, spec, candidates(shuffled, rules), seed=1, index=2, decision=3)
     assert a == b
     assert choose(state, rules, spec, seed=1, index=2, decision=3) == choose(shuffled, rules, spec, seed=1, index=2,
                                                                               decision=3)
@@ -346,7 +346,7 @@ def _policy_scores(decks, variant, idx):
 
 
 # pimc surely beats nomove, random, aces and human in mean score (by about a point); against greedy and
-# lookahead see the slow test at the end of this section and lookahead.py's docstring (margin).
+# lookahead see the slow test at the end of this section and docs/pimc.md (margin).
 BEATEN = ("nomove", "random", "aces", "human")
 
 
@@ -392,7 +392,7 @@ def test_wins_more_than_greedy_and_lookahead_and_ties_lookahead_in_mean_score_sl
     It wins more often than greedy and lookahead (paired 95 % interval of the
     win-rate gap above 0), scores more than greedy, and scores no less than
     lookahead by more than 0.03 point. It does *not* beat lookahead in mean
-    score: measured +0.001 ± 0.012 on 8,000 deals (lookahead.py, margin).
+    score: measured +0.001 ± 0.012 on 8,000 deals (docs/pimc.md, margin).
     """
     n = 6000
     decks = deal_batch(SEED, 20_000, n)

@@ -1,0 +1,264 @@
+"""The compiled batch loop behind every entry point, its work buffers and its inputs."""
+
+from __future__ import annotations
+
+import numba as nb
+import numpy as np
+
+from ..actions import line_text
+from ..cards import N_CARDS, SUIT
+from ..game import N_PILES, State
+from ..rules import FILL_ACE, FILL_ANY, TOP_STRENGTH, Rules, strength_table
+from .common import (MAX_DEPTH, MAX_HEIGHT, MAX_POSITION_ACTIONS, NativeDeck, Results, SearchRules, Starts, Table, Work,
+                     _beaten, _popcount)
+from .generic import _search
+from .lines import _finish_line, _finish_line_native
+from .native import DEAL_BITS, NO_FOREIGN4, _nat_resolve_call, _search_native
+from .position import _resolve
+from .table import BUCKET, DEFAULT_TT_BITS, tt_bits_for
+
+
+class _Workspace:
+    """Per-process search buffers and transposition table, reused across calls (compiled once)."""
+
+    def __init__(self, tt_bits: int):
+        size = (1 << tt_bits) * BUCKET
+        self.tt_bits = tt_bits
+        self.table = Table(np.zeros(2 * size, np.uint64), np.uint64((1 << tt_bits) - 1))
+        self.epoch = 0
+        self.work = Work(
+            acts=np.zeros((MAX_DEPTH, MAX_POSITION_ACTIONS), np.int32),
+            nacts=np.zeros(MAX_DEPTH, np.int32),
+            idx=np.zeros(MAX_DEPTH, np.int32),
+            path=np.zeros(MAX_DEPTH, np.int32),
+            lone=np.zeros(MAX_DEPTH, np.bool_),
+            keys1=np.zeros(MAX_DEPTH, np.uint64),
+            keys2=np.zeros(MAX_DEPTH, np.uint32),
+            rbase=np.zeros(MAX_DEPTH, np.int32),
+            scores=np.zeros(MAX_DEPTH, np.int32),
+            rec_pile=np.zeros(64, np.int32),
+            rec_card=np.zeros(64, np.int32),
+            best_line=np.zeros(MAX_DEPTH, np.int32),
+            best_keys1=np.zeros(MAX_DEPTH + 1, np.uint64),
+            best_keys2=np.zeros(MAX_DEPTH + 1, np.uint32),
+        )
+        high_bit = np.zeros(1 << 13, np.int8)  # the highest set bit of a pile's 13-bit field
+        for f in range(2, 1 << 13):
+            high_bit[f] = high_bit[f >> 1] + 1
+        self.high_bit = high_bit
+
+    def next_epochs(self, count: int) -> int:
+        """Reserve ``count`` fresh epochs (one per search); returns the first. Clears the table on wrap."""
+        if self.epoch + count + 1 >= (1 << 24):
+            self.table.slots[:] = 0
+            self.epoch = 0
+        first = self.epoch + 1
+        self.epoch += count
+        return first
+
+    def native_deck(self, rules: SearchRules) -> NativeDeck:
+        """Tables for the native search, filled per deck by ``_solve_many``."""
+        return NativeDeck(np.zeros(N_CARDS, np.int8), np.zeros(N_CARDS, np.int8), np.zeros(N_CARDS, np.int8),
+                          np.zeros(13, np.uint64), np.zeros(13, np.int64), self.high_bit, rules.code)
+
+
+_WORKSPACES: dict[int, _Workspace] = {}
+
+
+def _workspace(tt_bits: int) -> _Workspace:
+    ws = _WORKSPACES.get(tt_bits)
+    if ws is None:
+        # keep at most one large table alive: drop the large ones before allocating
+        for bits in list(_WORKSPACES):
+            if bits > DEFAULT_TT_BITS or tt_bits > DEFAULT_TT_BITS:
+                del _WORKSPACES[bits]
+        ws = _WORKSPACES[tt_bits] = _Workspace(tt_bits)
+    return ws
+
+
+@nb.njit(cache=True, _nrt=False)
+def _set_position(piles, h, from_piles, from_h):
+    """Copy the position (from_piles, from_h) into (piles, h)."""
+    for p in range(4):
+        h[p] = from_h[p]
+        for i in range(h[p]):
+            piles[p, i] = from_piles[p, i]
+
+
+@nb.njit(cache=True, _nrt=False)
+def _fill_native_deck(deck, first, stock):
+    """The native tables of a fresh deal (``first``: its first four cards; ``stock``: the other 48)."""
+    pcode, pcard, pbit, code = deck.pcode, deck.pcard, deck.pbit, deck.code
+    # the i-th card dealt to pile p is deck[4*i + p]: the first four, then the stock
+    for p in range(4):
+        for i in range(13):
+            card = first[p] if i == 0 else stock[4 * (i - 1) + p]
+            pcard[13 * p + i] = card
+            pcode[13 * p + i] = code[card]
+            pbit[card] = 13 * p + i
+    for i in range(13):
+        t0 = np.int64(pcode[i])
+        t1 = np.int64(pcode[13 + i])
+        t2 = np.int64(pcode[26 + i])
+        t3 = np.int64(pcode[39 + i])
+        clear = np.uint64(0)
+        clear |= np.uint64(_beaten(t0, t1, t2, t3)) << np.uint64(i)
+        clear |= np.uint64(_beaten(t1, t0, t2, t3)) << np.uint64(13 + i)
+        clear |= np.uint64(_beaten(t2, t0, t1, t3)) << np.uint64(26 + i)
+        clear |= np.uint64(_beaten(t3, t0, t1, t2)) << np.uint64(39 + i)
+        deck.deal_clear[i] = clear
+        deck.deal_nd[i] = _popcount(clear)
+
+
+@nb.njit(cache=True)
+def _solve_many(starts, resolve_start, native, rules, node_limit, table, first_epoch, work, deck, out, line_buf):
+    """Solve every start position n of ``starts`` (a Starts record).
+
+    Args:
+        resolve_start: make the forced discards of each start position first (a fresh deal, as
+                       game.new_game does)
+        native:        every start is a fresh deal and the rules allow the native search (forced
+                       discards, not easy); ``deck`` is its NativeDeck, filled per deal
+        rules:         SearchRules
+        node_limit:    positions per search at most; <= 0 for no limit
+        table:         the transposition table; search n has epoch ``first_epoch + n``
+        work:          Work buffers
+        out:           Results, one row per start; line n goes to ``line_buf[out.line_off[n]:out.line_off[n+1]]``
+
+    Returns the (possibly grown) line buffer.
+    """
+    init_piles, init_h, stocks, nstocks, start_scores, natives = starts
+    rec_pile, rec_card, best_line = work.rec_pile, work.rec_card, work.best_line
+    piles = np.zeros((4, MAX_HEIGHT), np.int8)
+    h = np.zeros(4, np.int32)
+    piles0 = np.zeros((4, MAX_HEIGHT), np.int8)
+    h0 = np.zeros(4, np.int32)
+    scratch = np.zeros(MAX_POSITION_ACTIONS, np.int32)
+    smax = np.zeros((N_CARDS + 1, 4, 4), np.int8)
+    small = np.zeros((3, 64), np.int32)
+    bfs = np.zeros((64, 6), np.int32)
+    top_mask = np.uint64(0)  # the cards of the top rank (for the strict bound)
+    for c in range(N_CARDS):
+        if rules.strength[c] == TOP_STRENGTH:
+            top_mask |= np.uint64(1) << np.uint64(c)
+    mask0 = np.uint64(0)
+    nl = 0
+    out.line_off[0] = 0
+    for n in range(init_piles.shape[0]):
+        _set_position(piles, h, init_piles[n], init_h[n])
+        start = start_scores[n]
+        if resolve_start and not rules.optional:
+            start += _resolve(piles, h, rules.code, rec_pile, rec_card, 0)
+        _set_position(piles0, h0, piles, h)  # the start: the search and the line's replay start from it
+        stock = stocks[n]
+        ns = nstocks[n]
+        epoch = np.uint32(first_epoch + n)
+        if native:
+            _fill_native_deck(deck, init_piles[n, :, 0], stock)
+            mask0, _fw, nd, _full = _nat_resolve_call(DEAL_BITS, NO_FOREIGN4, deck)
+            best, blen, nodes, status = _search_native(ns, mask0, start_scores[n] + nd, deck, rules, node_limit,
+                                                       table, epoch, work)
+        else:
+            best, blen, nodes, status = _search(stock, ns, smax, piles, h, start, natives[n], rules, node_limit,
+                                                table, epoch, work, top_mask)
+        out.score[n] = best
+        out.nodes[n] = nodes
+        out.status[n] = status
+        if native:
+            blen, mv, dec = _finish_line_native(best_line, blen, ns, mask0, deck, rules, small, bfs, work)
+        else:
+            _set_position(piles, h, piles0, h0)
+            blen, mv, dec = _finish_line(piles, h, stock, ns, rules, best_line, blen, small, bfs, scratch, work)
+        out.moves[n] = mv
+        out.decisions[n] = dec
+        if nl + blen > line_buf.shape[0]:
+            grown = np.zeros(max(2 * line_buf.shape[0], nl + blen), np.int32)
+            grown[:nl] = line_buf[:nl]
+            line_buf = grown
+        for i in range(blen):
+            line_buf[nl + i] = best_line[i]
+        nl += blen
+        out.line_off[n + 1] = nl
+    return line_buf
+
+
+def search_rules(rules: Rules) -> SearchRules:
+    """A rule set as the searches read it."""
+    strength = strength_table(rules)
+    if rules.fill == FILL_ACE:
+        # the strict bound (_upper_bound) reads card strength from card id bits
+        assert all(strength[c] == c % 13 for c in range(N_CARDS)), "strict needs strength == rank index"
+    # a card's code is suit * 16 + strength: one table read gives both, and within
+    # a suit a higher code is a stronger card (strength is 0..12)
+    code = (SUIT.astype(np.int64) * 16 + strength).astype(np.int8)
+    return SearchRules(strength.astype(np.int8), code, int(rules.fill), bool(rules.optional_discards),
+                       bool(rules.sensible), bool(rules.leftmost), bool(rules.must_fill))
+
+
+def run(starts: Starts, resolve_start: bool, rules: Rules, node_limit, want_lines: bool, tt_bits=None,
+        search: str = "generic"):
+    """Solve every start position: (score, nodes, status, moves, decisions, lines or None).
+
+    ``search='auto'`` only for fresh deals (``deck_inputs``), which the native search needs
+    (every pile holds its first card, the stock is the other 48).
+    """
+    n = starts.piles.shape[0]
+    if node_limit is not None and int(node_limit) < 1:
+        raise ValueError(f"node_limit {node_limit!r} is not positive; give 1 or more, or None for no limit")
+    limit = 0 if node_limit is None else int(node_limit)
+    ws = _workspace(tt_bits if tt_bits is not None else tt_bits_for(rules))
+    first_epoch = ws.next_epochs(max(n, 1))
+    out = Results(np.zeros(n, np.int8), np.zeros(n, np.int64), np.zeros(n, np.int8), np.zeros(n, np.int16),
+                  np.zeros(n, np.int16), np.zeros(n + 1, np.int64))
+    line_buf = np.zeros(max(64 * n, 64), np.int32)
+    srules = search_rules(rules)
+    native = bool(search == "auto" and rules.fill != FILL_ANY and not rules.optional_discards)
+    line_buf = _solve_many(starts, resolve_start, native, srules, limit, ws.table, first_epoch, ws.work,
+                           ws.native_deck(srules), out, line_buf)
+    lines = None
+    if want_lines:
+        lines = [line_text(line_buf[out.line_off[i]:out.line_off[i + 1]]) for i in range(n)]
+    return out.score, out.nodes, out.status, out.moves, out.decisions, lines
+
+
+def deck_inputs(decks: np.ndarray) -> Starts:
+    """The start positions of fresh deals (``uint8[N, 52]``): the first four cards dealt, the stock the rest."""
+    decks = np.ascontiguousarray(decks, dtype=np.uint8)
+    if decks.ndim != 2 or decks.shape[1] != N_CARDS:
+        raise ValueError(f"decks must be a uint8[N, 52] array; got shape {decks.shape}")
+    n = decks.shape[0]
+    init_piles = np.zeros((n, N_PILES, 1), np.int8)
+    init_piles[:, :, 0] = decks[:, :N_PILES]
+    init_h = np.ones((n, N_PILES), np.int32)
+    stocks = decks[:, N_PILES:].astype(np.int8)
+    nstocks = np.full(n, N_CARDS - N_PILES, np.int32)
+    start_scores = np.zeros(n, np.int32)
+    natives = np.zeros((n, N_CARDS), np.int8)
+    rows = np.arange(n)[:, None]
+    natives[rows, decks] = (np.arange(N_CARDS) % N_PILES).astype(np.int8)[None, :]
+    return Starts(init_piles, init_h, stocks, nstocks, start_scores, natives)
+
+
+def position_inputs(state: State) -> Starts:
+    """The start position of any State (taken as it is: no discards are made first)."""
+    stock = list(state.stock)
+    if len(stock) % N_PILES:
+        raise ValueError(f"the stock holds {len(stock)} cards; a stock is dealt four at a time, so give a multiple of 4")
+    height = max(1, max(len(p) for p in state.piles))
+    if height > MAX_HEIGHT:
+        raise ValueError(f"a pile holds {height} cards; at most {MAX_HEIGHT} are supported")
+    init_piles = np.zeros((1, N_PILES, height), np.int8)
+    init_h = np.zeros((1, N_PILES), np.int32)
+    natives = np.full((1, N_CARDS), -1, np.int8)
+    for p, pile in enumerate(state.piles):
+        init_h[0, p] = len(pile)
+        for i, c in enumerate(pile):
+            init_piles[0, p, i] = c
+            natives[0, c] = p
+    for i, c in enumerate(stock):
+        natives[0, c] = i % N_PILES
+    stocks = np.zeros((1, max(len(stock), 1)), np.int8)
+    stocks[0, : len(stock)] = stock
+    nstocks = np.array([len(stock)], np.int32)
+    start_scores = np.array([state.score], np.int32)
+    return Starts(init_piles, init_h, stocks, nstocks, start_scores, natives)

@@ -251,12 +251,13 @@ DEFAULT_SPEC = {
         "standard/pimc:samples=8": 5_000,
         "strict/pimc:samples=8": 5_000,
         "easy/pimc:samples=8": 0,
-        # the honest bracket (issue 19, docs/bracket.md): adp ~2 deals/s standard/reverse, ~20 strict;
-        # bound ~0.4 deals/s standard/reverse, ~20 strict; not defined for easy. A check sample here:
-        # a night of specs/honest-bracket.toml measures the bracket properly.
+        # the honest bracket (issue 19, docs/bracket.md), per deal on one core (loaded machine, Dec 1
+        # 2026): adp ~0.15 s standard/reverse, ~0.015 s strict; bound ~1-4 s standard/reverse, ~0.02 s
+        # strict; not defined for easy. A check sample here (~2-3 core-minutes): a night of
+        # specs/honest-bracket.toml measures the bracket properly.
         **{f"{v}/{p}": n for v, p, n in (
             ("standard", "adp", 200), ("reverse", "adp", 100), ("strict", "adp", 1_000), ("easy", "adp", 0),
-            ("standard", "bound", 60), ("reverse", "bound", 30), ("strict", "bound", 1_000), ("easy", "bound", 0))},
+            ("standard", "bound", 40), ("reverse", "bound", 20), ("strict", "bound", 1_000), ("easy", "bound", 0))},
     },
     "batch_sizes": {
         "solver": 500,

@@ -1,6 +1,10 @@
 """Fit the value model W (``value.Model``) by fitted value iteration, backwards over the deals.
 
     python -m engine_rs_free.fit --name w1 [--variant standard] [--games 30000] [--tuples 32] [--seed 19]
+                                 [--features 30]
+
+(the shipped ``w1.npz`` and ``w1-strict.npz`` were made so; the refit command of a model is
+in its ``meta``).
 
 Seed-reproducible: the same arguments give the same file, bit for bit, on the
 same NumPy/Numba (the states come from seeded deals and a seeded behaviour
@@ -193,7 +197,7 @@ def predict(net, X):
 
 
 def fit(variant: str, *, games: int, tuples: int, seed: int, explore: float, hidden: int = HIDDEN,
-        start_model: Model | None = None, name: str = "w1", log=print) -> Model:
+        start_model: Model | None = None, name: str = "w1", n_features: int = 30, log=print) -> Model:
     """Fit a model (module docstring); ``log`` gets one progress line per stage."""
     rules = rules_by_name(variant)
     st, su, fill = rule_tables(rules)
@@ -209,15 +213,17 @@ def fit(variant: str, *, games: int, tuples: int, seed: int, explore: float, hid
     _generate(decks, explore, seed, start_model is not None, st, su, fill, *behaviour.arrays, P, H, KM, KF, fx,
               sp, sh, sund)
     log(f"states: {games} games x 12 deals in {time.time() - t0:.0f}s")
-    model = Model(name, np.zeros((13, N_FEATURES, hidden)), np.zeros((13, hidden)), np.zeros((13, hidden)),
-                  np.zeros(13), np.zeros((13, N_FEATURES)), np.ones((13, N_FEATURES)))
+    if not 1 <= n_features <= N_FEATURES:
+        raise ValueError(f"--features {n_features} is out of range; use 30 (w1) or {N_FEATURES} (with the probe)")
+    model = Model(name, np.zeros((13, n_features, hidden)), np.zeros((13, hidden)), np.zeros((13, hidden)),
+                  np.zeros(13), np.zeros((13, n_features)), np.ones((13, n_features)))
     n_hold = max(games // 10, 1)
     for k in range(2, 13):
         d = 12 - k  # the deal index of stage k
         t0 = time.time()
         tup = _sample_state_tuples(sund[:, d], tuples, rng)
         y = np.zeros(games)
-        X = np.zeros((games, N_FEATURES))
+        X = np.zeros((games, n_features))
         _targets(sp[:, d], sh[:, d].astype(np.int64), sund[:, d], tup, st, su, fill, *model.arrays, P, H, KM, KF,
                  fx, y, X)
         net = fit_network(X[n_hold:], y[n_hold:], hidden=hidden, rng=rng)
@@ -241,6 +247,8 @@ def main(argv=None) -> int:
     ap.add_argument("--explore", type=float, default=0.3, help="chance of a random choice in the behaviour policy")
     ap.add_argument("--hidden", type=int, default=HIDDEN)
     ap.add_argument("--seed", type=int, default=19)
+    ap.add_argument("--features", type=int, default=30,
+                    help=f"features read: 30 (the shipped w1) or {N_FEATURES} (adds the clairvoyant probe)")
     ap.add_argument("--from", dest="start", default=None, help="behaviour: the greedy player of this model")
     ap.add_argument("--out", default=None, help="output file (default: the package's models folder)")
     a = ap.parse_args(argv)
@@ -248,9 +256,9 @@ def main(argv=None) -> int:
 
     start = load_model(a.start, rules_by_name(a.variant).fill == 1) if a.start else None
     model = fit(a.variant, games=a.games, tuples=a.tuples, seed=a.seed, explore=a.explore, hidden=a.hidden,
-                start_model=start, name=a.name, log=lambda s: print(s, flush=True))
+                start_model=start, name=a.name, n_features=a.features, log=lambda s: print(s, flush=True))
     model.meta = (f"python -m engine_rs_free.fit --name {a.name} --variant {a.variant} --games {a.games} "
-                  f"--tuples {a.tuples} --explore {a.explore} --hidden {a.hidden} --seed {a.seed}"
+                  f"--tuples {a.tuples} --explore {a.explore} --hidden {a.hidden} --seed {a.seed} --features {a.features}"
                   + (f" --from {a.start}" if a.start else ""))
     from .value import model_file
 

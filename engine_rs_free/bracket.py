@@ -56,3 +56,53 @@ def run_bracket_player(decks, rules, player: str, *, seed: int, indices, want_li
         "line": lines,
         "value": np.asarray(res.value, dtype=np.float64),
     }
+
+
+# -- one registry entry each (engine_rs_free.players) ------------------------------------------
+# The registry parses and plans these players like any other; the worker calls run_bracket_player,
+# which also returns the value column (PlayResult has none yet).
+
+
+def _models() -> tuple[str, ...]:
+    from importlib import resources
+
+    folder = resources.files("engine_rs_free").joinpath("models")
+    names = sorted({p.name[:-4] for p in folder.iterdir() if p.name.endswith(".npz") and "-strict" not in p.name})
+    return tuple(names)
+
+
+def play_registered(decks, rules, spec, *, seed, indices, want_lines=False, node_limit=None):
+    """The registry's play function: the columns of run_bracket_player as a players.PlayResult."""
+    from .players import PlayResult
+
+    cols = run_bracket_player(decks, rules, spec.name, seed=seed, indices=indices, want_lines=want_lines)
+    return PlayResult(cols["score"], cols["won"], cols["moves"], cols["decisions"], cols["nodes"], None,
+                      cols["line"])
+
+
+def _register() -> None:
+    from .players import CHOICE, INT, REGISTRY, Param, PlayerKind, register
+
+    if adp.ADP_KIND in REGISTRY:
+        return
+    models = _models()
+    register(PlayerKind(
+        adp.ADP_KIND, "engine_rs_free.bracket:play_registered",
+        params=(Param("w", CHOICE, adp.PARAMS["w"], choices=models), Param("look", INT, 1, 0, 1),
+                Param("samples", INT, 16, 1, 4095), Param("exact", CHOICE, "8", choices=("4", "8")),
+                Param("psamples", INT, 32, 1, 4095), Param("pexact", CHOICE, "4", choices=("0", "4", "8"))),
+        slow=True,
+        summary="the honest bracket's lower end: before each deal, the moves whose position has the highest "
+                "expected value W (a fitted model) after the next deal; exact with 8 cards or fewer undealt",
+        display=lambda s: "ADP (value model)"))
+    register(PlayerKind(
+        bound.BOUND_KIND, "engine_rs_free.bracket:play_registered",
+        params=(Param("w", CHOICE, bound.DEFAULT_MODEL, choices=("zero", *models)),
+                Param("samples", INT, 32, 1, 4095), Param("exact", CHOICE, "4", choices=("0", "4", "8"))),
+        slow=True,
+        summary="the honest bracket's upper end: a clairvoyant search that pays a penalty for what it sees "
+                "(information relaxation); its mean value bounds every honest player's win rate",
+        display=lambda s: "upper bound"))
+
+
+_register()

@@ -462,3 +462,6 @@ register(PlayerKind(
     display=lambda s: ("solver" if not s.param("restrictions") else
                        "solver, " + ", ".join(_RESTRICTION_WORDS[o] for o in s.param("restrictions"))),
     describe=_solver_describe, canonical=_solver_canonical))
+
+# The honest bracket's two players (issue 19) register their entries in engine_rs_free/bracket.py.
+from . import bracket as _bracket  # noqa: E402,F401

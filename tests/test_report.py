@@ -130,12 +130,15 @@ def test_provenance_is_recomputed_from_the_files(doc_a, data_a):
     assert p["dataset_sha256"] == hashlib.sha256(joined.encode()).hexdigest()
     for name, sha in p["code"]["queries"].items():
         assert sha == hashlib.sha256((QUERY_DIR / f"{name}.sql").read_bytes()).hexdigest()
+    from pipeline.manifest import read_manifest
+    from pipeline.storage import DataStore
+
     manifests = sorted(data_a.glob("runs/*/manifest.json"))
     assert [r["run_id"] for r in p["runs"]] == [m.parent.name for m in manifests]
     for r, m in zip(p["runs"], manifests):
-        man = json.loads(m.read_text())
-        assert r["rows_done"] == sum(b["rows"] for b in man["batches"] if b["state"] == "done") == df.height
-        assert r["spec"] == man["spec"] and r["seed"] == 11
+        man = read_manifest(DataStore(str(data_a)), m.parent.name)
+        assert r["rows_done"] == sum(b.rows for b in man.done()) == df.height
+        assert r["spec"] == man.spec and r["seed"] == 11
         assert r["manifest_sha256"] == hashlib.sha256(m.read_bytes()).hexdigest()
 
 

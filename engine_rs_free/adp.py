@@ -1,6 +1,7 @@
 """The lower end of the honest bracket: the player that follows the value model W (approximate DP).
 
-``adp:w=M,look=L,samples=K,exact=E,psamples=J,pexact=F`` (``parse_adp``). Before
+``adp:w=M,look=L,samples=K,exact=E,psamples=J,pexact=F`` (its grammar and
+defaults are its entry of ``players.py``; ``parse_adp`` gives typed fields). Before
 each deal the player lists the positions it can reach by sensible+leftmost moves
 (dealing at once first) and takes the one with the highest value:
 
@@ -55,7 +56,6 @@ from .infostate import (
     rule_tables,
 )
 from .value import (
-    DEFAULT_MODEL,
     STREAM_CHOICE,
     W_MODEL,
     _sample_tuples,
@@ -65,73 +65,59 @@ from .value import (
     q_model,
     w_of,
 )
+from .actions import DEAL_CODE, KIND_MOVE, line_text
 from .bound import deal_tuples
+from .players import PlayerSpec, PlayResult, UnknownPlayerError, parse_player
 from .rules import rules_by_name
 
 ADP_KIND = "adp"
-PARAMS = {"w": DEFAULT_MODEL, "look": 1, "samples": 16, "exact": 8, "psamples": 32, "pexact": 4}
-CODE_DEAL = 0  # line codes: 0 deal, 1 + src * 4 + dst a move
 MAX_LINE = 256
 
 
 @dataclass(frozen=True)
 class AdpSpec:
-    w: str = DEFAULT_MODEL
-    look: int = 1
-    samples: int = 16
-    exact: int = 8
-    psamples: int = 32
-    pexact: int = 4
+    """A parsed ``adp`` player as typed fields (the grammar and the defaults are in players.py).
+
+    w: the value model; look: 1 for the mean of W after ``samples`` sampled next deals, 0 for the
+    model value itself; exact: 8 for the exact expectimax with 8 cards undealt (4: exact from 4 only);
+    psamples, pexact: the penalty's tuples (those of ``bound``).
+    """
+
+    w: str
+    look: int
+    samples: int
+    exact: int
+    psamples: int
+    pexact: int
+
+    @property
+    def player(self) -> PlayerSpec:
+        return PlayerSpec(ADP_KIND, (("w", self.w), ("look", self.look), ("samples", self.samples),
+                                     ("exact", str(self.exact)), ("psamples", self.psamples),
+                                     ("pexact", str(self.pexact))))
 
     @property
     def name(self) -> str:
-        return (f"{ADP_KIND}:w={self.w},look={self.look},samples={self.samples},exact={self.exact},"
-                f"psamples={self.psamples},pexact={self.pexact}")
+        """The canonical name (players.py)."""
+        return self.player.name
 
     def __str__(self) -> str:
         return self.name
 
 
-def parse_adp(name: str | AdpSpec) -> AdpSpec:
-    """Parse ``adp[:w=M,look=0|1,samples=K,exact=4|8,psamples=J,pexact=0|4|8]`` (any order, defaults filled in).
+def parse_adp(name: str | PlayerSpec | AdpSpec) -> AdpSpec:
+    """The AdpSpec of an adp player's name (players.parse_player; defaults filled in).
 
     >>> parse_adp("adp").name
     'adp:w=w1,look=1,samples=16,exact=8,psamples=32,pexact=4'
     """
     if isinstance(name, AdpSpec):
         return name
-    raw = name
-    kind, colon, rest = str(name).strip().lower().partition(":")
-    help_text = ("adp:w=MODEL,look=0|1,samples=K (1..4095),exact=4|8,psamples=J (1..4095),pexact=0|4|8")
-    if kind.strip() != ADP_KIND:
-        raise ValueError(f"{raw!r} is not an adp player; write {help_text}")
-    if colon and not rest.strip():
-        raise ValueError(f"player {raw!r} ends with ':'; write 'adp' or {help_text}")
-    vals: dict[str, object] = dict(PARAMS)
-    seen = set()
-    for item in rest.split(",") if rest.strip() else []:
-        key, eq, value = (part.strip() for part in item.partition("="))
-        if key not in PARAMS or not eq or not value:
-            raise ValueError(f"bad parameter {item.strip()!r} in player {raw!r}; write {help_text}")
-        if key in seen:
-            raise ValueError(f"parameter {key!r} is given twice in player {raw!r}")
-        seen.add(key)
-        if key == "w":
-            vals[key] = value
-            continue
-        if not value.isdigit():
-            raise ValueError(f"parameter {key}={value!r} in player {raw!r} needs a whole number")
-        vals[key] = int(value)
-    spec = AdpSpec(**vals)  # type: ignore[arg-type]
-    if spec.look not in (0, 1):
-        raise ValueError(f"look={spec.look} in player {raw!r} is not 0 or 1")
-    if spec.exact not in (4, 8) or spec.pexact not in (0, 4, 8):
-        raise ValueError(f"exact must be 4 or 8 and pexact 0, 4 or 8 in player {raw!r}")
-    for key in ("samples", "psamples"):
-        if not 1 <= getattr(spec, key) < 4096:
-            raise ValueError(f"{key}={getattr(spec, key)} in player {raw!r} is out of range; use 1..4095")
-    load_model(spec.w)
-    return spec
+    spec = parse_player(name)
+    if spec.kind != ADP_KIND:
+        raise UnknownPlayerError(f"{spec.name!r} is not an adp player; write e.g. 'adp:samples=16'")
+    return AdpSpec(w=spec.param("w"), look=spec.param("look"), samples=spec.param("samples"),
+                   exact=int(spec.param("exact")), psamples=spec.param("psamples"), pexact=int(spec.param("pexact")))
 
 
 @nb.njit(cache=True)
@@ -238,8 +224,8 @@ def _play(deck, seed_lo, seed_hi, idx_lo, idx_hi, look, samples, exact, st, su, 
           W1, b1, w2, b2, mu, sd, P, H, KM, KF, fx, ptup, poff, line, choice_tup):
     """Play one deck; returns (score, moves, decisions, line length, z) with z the penalty of the line.
 
-    ``ptup``/``poff``: the penalty tuples of each deal (bound.deal_tuples). The line goes to ``line``.
-    Score -1 on overflow.
+    ``ptup``/``poff``: the penalty tuples of each deal (bound.deal_tuples). The line goes to ``line``
+    as action codes (actions.py). Score -1 on overflow.
     """
     r = POOL_ROWS - 1
     for p in range(4):
@@ -277,7 +263,7 @@ def _play(deck, seed_lo, seed_hi, idx_lo, idx_hi, look, samples, exact, st, su, 
             src = seq[t]
             e = first_empty(H, r)
             move(P, H, r, src, e, st, su)
-            line[nl] = 1 + src * 4 + e
+            line[nl] = KIND_MOVE | src << 2 | e << 4
             nl += 1
             moves += 1
         if _has_choice(P, H, r, st, fill):
@@ -288,7 +274,7 @@ def _play(deck, seed_lo, seed_hi, idx_lo, idx_hi, look, samples, exact, st, su, 
         c0, c1, c2, c3 = deck[4 + 4 * d], deck[5 + 4 * d], deck[6 + 4 * d], deck[7 + 4 * d]
         deal4(P, H, r, c0, c1, c2, c3, st, su)
         und &= ~(bit(c0) | bit(c1) | bit(c2) | bit(c3))
-        line[nl] = CODE_DEAL
+        line[nl] = DEAL_CODE
         nl += 1
         w_after = w_of(P, H, KM, KF, r, und, W_MODEL, st, su, fill, W1, b1, w2, b2, mu, sd, fx)
         if e_w < 0 or w_after < 0:
@@ -302,7 +288,7 @@ def _play(deck, seed_lo, seed_hi, idx_lo, idx_hi, look, samples, exact, st, su, 
         src = best_path[t]
         e = first_empty(H, r)
         move(P, H, r, src, e, st, su)
-        line[nl] = 1 + src * 4 + e
+        line[nl] = KIND_MOVE | src << 2 | e << 4
         nl += 1
         moves += 1
     if _has_choice(P, H, r, st, fill):
@@ -326,15 +312,8 @@ class AdpResult:
         return len(self.score)
 
 
-def _line_text(codes) -> str:
-    out = []
-    for c in codes:
-        c = int(c)
-        out.append("d" if c == CODE_DEAL else f"{(c - 1) // 4}>{(c - 1) % 4}")
-    return " ".join(out)
-
-
-def play(decks, rules, spec: str | AdpSpec, *, seed: int, indices=None, want_lines: bool = False) -> AdpResult:
+def play(decks, rules, spec: str | PlayerSpec | AdpSpec, *, seed: int, indices=None,
+         want_lines: bool = False) -> AdpResult:
     """Play every deck (``uint8[N, 52]``) with the adp player; row n depends only on (seed, indices[n], deck n)."""
     spec = parse_adp(spec)
     st, su, fill = rule_tables(rules)
@@ -364,11 +343,21 @@ def play(decks, rules, spec: str | AdpSpec, *, seed: int, indices=None, want_lin
         score[g], moves[g], decisions[g] = sc, mv, dec
         value[g] = float(sc >= 48) - z
         if lines is not None:
-            lines.append(_line_text(line[:nl]))
+            lines.append(line_text(line[:nl]))
     return AdpResult(score, score >= 48, moves, decisions, value, lines)
 
 
-def choose(state, rules, spec: str | AdpSpec, *, seed: int, index: int, decision: int) -> list:
+def play_player(decks, rules, spec: PlayerSpec, *, seed: int, indices, want_lines: bool = False,
+                node_limit: int | None = None) -> PlayResult:
+    """The registry's entry point (players.py): ``play`` as a ``PlayResult`` with the ``value`` column.
+
+    ``node_limit`` is for the solver; adp has none.
+    """
+    res = play(decks, rules, spec, seed=seed, indices=indices, want_lines=want_lines)
+    return PlayResult(res.score, res.won, res.moves, res.decisions, line=res.lines, value=res.value)
+
+
+def choose(state, rules, spec: str | PlayerSpec | AdpSpec, *, seed: int, index: int, decision: int) -> list:
     """The moves (``game.Action``, possibly none) the player makes before dealing from ``state``.
 
     ``state`` is a ``game.State`` just after a deal with cards left to deal; only the set of

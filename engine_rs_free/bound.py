@@ -20,9 +20,11 @@ cards on the table, the stock position and the foreign bottom of each pile).
 A deal edge adds Ê(u) - W(after); with the stock empty a position is worth
 1{some line of moves wins}. Under sensible+leftmost there are no cycles.
 
-The player ``bound:w=MODEL,samples=K,exact=E`` (``parse_bound``) plays it on
-a batch of decks (``play``): ``value`` is the per-deal bound (a real number),
-``score``/``won``/``moves`` are those of the line that attains it.
+The player ``bound:w=MODEL,samples=K,exact=E`` (its grammar and defaults are
+its entry of ``players.py``; ``parse_bound`` gives typed fields) plays it on a
+batch of decks (``play``; ``play_player`` for the registry): ``value`` is the
+per-deal bound (a real number), ``score``/``won``/``moves`` are those of the
+line that attains it, ``nodes`` the positions expanded.
 """
 
 from __future__ import annotations
@@ -47,8 +49,8 @@ from .infostate import (
     pool_row,
     rule_tables,
 )
+from .players import DEFAULT_MODEL, REGISTRY, PlayerSpec, PlayResult, UnknownPlayerError, parse_player
 from .value import (
-    DEFAULT_MODEL,
     STREAM_PENALTY,
     W_EXACT,
     W_MODEL,
@@ -66,28 +68,35 @@ MEMO_BITS = 20
 MEMO_PROBES = 16
 NO_FOREIGN = 255
 BOUND_KIND = "bound"
-DEFAULT_SAMPLES = 32
-DEFAULT_EXACT = 4
+_ENTRY = REGISTRY[BOUND_KIND]
+DEFAULT_SAMPLES = _ENTRY.param("samples").default
+DEFAULT_EXACT = int(_ENTRY.param("exact").default)
 
 
 @dataclass(frozen=True)
 class BoundSpec:
-    """A parsed bound player: the W model (``zero`` for the clairvoyant solver), samples K, exact-from E."""
+    """A parsed bound player as typed fields (the grammar and the defaults are in players.py):
+    the W model (``zero`` for the clairvoyant solver), samples K, exact-from E."""
 
     w: str = DEFAULT_MODEL
     samples: int = DEFAULT_SAMPLES
     exact: int = DEFAULT_EXACT
 
     @property
+    def player(self) -> PlayerSpec:
+        return PlayerSpec(BOUND_KIND, (("w", self.w), ("samples", self.samples), ("exact", str(self.exact))))
+
+    @property
     def name(self) -> str:
-        return f"{BOUND_KIND}:w={self.w},samples={self.samples},exact={self.exact}"
+        """The canonical name (players.py)."""
+        return self.player.name
 
     def __str__(self) -> str:
         return self.name
 
 
-def parse_bound(name: str | BoundSpec) -> BoundSpec:
-    """Parse ``bound[:w=M,samples=K,exact=E]`` (any order, defaults filled in).
+def parse_bound(name: str | PlayerSpec | BoundSpec) -> BoundSpec:
+    """The BoundSpec of a bound player's name (players.parse_player; defaults filled in).
 
     >>> parse_bound("bound").name
     'bound:w=w1,samples=32,exact=4'
@@ -96,32 +105,10 @@ def parse_bound(name: str | BoundSpec) -> BoundSpec:
     """
     if isinstance(name, BoundSpec):
         return name
-    raw = name
-    kind, colon, rest = str(name).strip().lower().partition(":")
-    help_text = ("bound:w=MODEL (a shipped model, or zero),samples=K (1..4095 sampled deals per expectation),"
-                 "exact=E (0, 4 or 8: exact expectations with at most E cards undealt)")
-    if kind.strip() != BOUND_KIND:
-        raise ValueError(f"{raw!r} is not a bound player; write {help_text}")
-    if colon and not rest.strip():
-        raise ValueError(f"player {raw!r} ends with ':'; write 'bound' or {help_text}")
-    vals: dict[str, str] = {}
-    for item in rest.split(",") if rest.strip() else []:
-        key, eq, value = (part.strip() for part in item.partition("="))
-        if key not in ("w", "samples", "exact") or not eq or not value:
-            raise ValueError(f"bad parameter {item.strip()!r} in player {raw!r}; write {help_text}")
-        if key in vals:
-            raise ValueError(f"parameter {key!r} is given twice in player {raw!r}")
-        vals[key] = value
-    spec = BoundSpec(vals.get("w", DEFAULT_MODEL), int(vals.get("samples", DEFAULT_SAMPLES))
-                     if vals.get("samples", "1").isdigit() else -1,
-                     int(vals.get("exact", DEFAULT_EXACT)) if vals.get("exact", "0").isdigit() else -1)
-    if not 1 <= spec.samples < 4096:
-        raise ValueError(f"samples={vals.get('samples')!r} in player {raw!r} is out of range; use 1..4095")
-    if spec.exact not in (0, 4, 8):
-        raise ValueError(f"exact={vals.get('exact')!r} in player {raw!r} is not 0, 4 or 8")
-    if spec.w != "zero":
-        load_model(spec.w)  # a clear error now, not in a worker (the strict model is checked when it plays)
-    return spec
+    spec = parse_player(name)
+    if spec.kind != BOUND_KIND:
+        raise UnknownPlayerError(f"{spec.name!r} is not a bound player; write e.g. 'bound:samples=32'")
+    return BoundSpec(spec.param("w"), spec.param("samples"), int(spec.param("exact")))
 
 
 def w_kind_and_model(w: str, rules) -> tuple[int, Model]:
@@ -428,7 +415,7 @@ class BoundResult:
         return len(self.value)
 
 
-def play(decks, rules, spec: str | BoundSpec, *, seed: int, indices=None) -> BoundResult:
+def play(decks, rules, spec: str | PlayerSpec | BoundSpec, *, seed: int, indices=None) -> BoundResult:
     """The bound player on a batch of decks (``uint8[N, 52]``): row n depends only on (seed, indices[n], deck n)."""
     spec = parse_bound(spec)
     decks, indices, seed = check_batch_input(decks, indices, seed)
@@ -451,6 +438,17 @@ def play(decks, rules, spec: str | BoundSpec, *, seed: int, indices=None) -> Bou
                               seed=seed, index=int(indices[r]))
         value[r], score[r], moves[r], nodes[r] = res.value, res.score, res.moves, res.nodes
     return BoundResult(value, score, score >= 48, moves, np.full(n, -1, np.int16), nodes)
+
+
+def play_player(decks, rules, spec: PlayerSpec, *, seed: int, indices, want_lines: bool = False,
+                node_limit: int | None = None) -> PlayResult:
+    """The registry's entry point (players.py): ``play`` as a ``PlayResult`` with ``nodes`` and ``value``.
+
+    The bound's rows have no line (its line is a clairvoyant one, no player's game), whatever
+    ``want_lines`` says; ``node_limit`` is for the solver (the bound visits every position once).
+    """
+    res = play(decks, rules, spec, seed=seed, indices=indices)
+    return PlayResult(res.score, res.won, res.moves, res.decisions, nodes=res.nodes, value=res.value)
 
 
 def line_penalty(deck, line: str, rules, *, w: str = DEFAULT_MODEL, samples: int = DEFAULT_SAMPLES,

@@ -52,6 +52,7 @@ from .infostate import (
     popcount,
     reach,
 )
+from .players import DEFAULT_MODEL
 
 W_ZERO = 0
 W_MODEL = 1
@@ -63,7 +64,6 @@ MAX_STAGE = 12  # deals to come from the first decision: 48 undealt cards
 TMP_EW = ROW_TMP + 2
 STREAM_PENALTY = 0x9E4A1  # Philox counter word 1: the tuples of the bound's penalties
 STREAM_CHOICE = 0xC401C  # Philox counter word 1: the tuples the adp player decides with
-DEFAULT_MODEL = "w1"
 
 
 @nb.njit(cache=True, inline="always")

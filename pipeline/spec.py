@@ -335,12 +335,9 @@ def canonical_variant(name: str, field_name: str = "variants") -> str:
 
 def canonical_policy(name: str, field_name: str = "policies") -> str:
     """The canonical player name (engine_rs_free.players), or UserError naming the allowed forms."""
-    from engine_rs_free.bracket import canonical_bracket_player, is_bracket_player
     from engine_rs_free.players import canonical_player
 
     try:
-        if is_bracket_player(name):  # the honest bracket's players (issue 19), until the registry has them
-            return canonical_bracket_player(name)
         return canonical_player(name)
     except ValueError as exc:  # the message names the input and the known players
         raise _fail(field_name, str(exc)) from None

@@ -67,15 +67,11 @@ class BatchDone:
 
 def play_batch_columns(job: BatchJob) -> dict[str, object]:
     """The result columns of the batch (engine_rs_free.players.play on its decks)."""
-    from engine_rs_free.bracket import is_bracket_player, run_bracket_player
     from engine_rs_free.deals import deal_batch
     from engine_rs_free.players import play
 
     decks = deal_batch(job.seed, job.first, job.rows)
     indices = np.arange(job.first, job.last + 1, dtype=np.int64)
-    if is_bracket_player(job.policy):  # the honest bracket's players (issue 19), until the registry has them
-        return run_bracket_player(decks, job.variant, job.policy, seed=job.seed, indices=indices,
-                                  want_lines=job.lines)
     return play(decks, job.variant, job.policy, seed=job.seed, indices=indices,
                 want_lines=job.lines, node_limit=job.node_limit).columns()
 

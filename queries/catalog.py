@@ -31,7 +31,8 @@ macros
     ``wilson_low(k, n)``, ``wilson_high(k, n)``: the 95% Wilson score interval of
     ``k`` successes in ``n`` trials (z = 1.96), NULL when ``n`` is 0;
     ``one_in(k, n)``: ``n / k`` (NULL when ``k`` is 0);
-    ``player_kind(policy)``: ``'clairvoyant'`` for the solver (it knows the
+    ``player_kind(policy)``: the role of the player's kind in the registry
+    (engine_rs_free.players): ``'clairvoyant'`` for the solver (it knows the
     stock order), ``'bound'`` for the honest bracket's upper end (``bound:…``: a
     penalised clairvoyant search, whose rows are no player's wins), ``'honest'``
     for every other player;
@@ -91,15 +92,21 @@ REPORT_QUERIES = (
 )
 """The named queries of the report, in report order (files ``queries/NAME.sql``)."""
 
-def _clairvoyant_test() -> str:
-    """SQL that is true for a player name of a clairvoyant kind of the registry (engine_rs_free.players)."""
+def _role_test(role: str) -> str:
+    """SQL that is true for a player name ``p`` of a kind of the registry with ``role`` (engine_rs_free.players)."""
     from engine_rs_free.players import REGISTRY
 
-    kinds = [k for k, e in REGISTRY.items() if e.clairvoyant]
+    kinds = [k for k, e in REGISTRY.items() if e.role == role]
     return " OR ".join(f"p = '{k}' OR starts_with(p, '{k}:')" for k in kinds) or "false"
 
 
-_CLAIRVOYANT_TEST = _clairvoyant_test()
+def _player_kind_sql() -> str:
+    """The body of the ``player_kind(p)`` macro: each role of the registry but honest, then 'honest'."""
+    from engine_rs_free.players import HONEST, ROLES
+
+    whens = " ".join(f"WHEN {_role_test(r)} THEN '{r}'" for r in ROLES if r != HONEST)
+    return f"CASE {whens} ELSE '{HONEST}' END"
+
 
 # Wilson score interval (Wilson 1927) with z = 1.96. k and n are cast to DOUBLE so integer
 # inputs of any width work. The ends are exactly 0 for k = 0 and exactly 1 for k = n (the
@@ -118,9 +125,7 @@ CREATE MACRO wilson_high(k, n) AS
     CASE WHEN n > 0 AND k >= n THEN 1.0
          WHEN n > 0 THEN least(1.0, wilson_center(k, n) + wilson_half(k, n)) END;
 CREATE MACRO one_in(k, n) AS CASE WHEN k > 0 THEN n::DOUBLE / k END;
-CREATE MACRO player_kind(p) AS
-    CASE WHEN {_CLAIRVOYANT_TEST} THEN 'clairvoyant'
-         WHEN p = 'bound' OR starts_with(p, 'bound:') THEN 'bound' ELSE 'honest' END;
+CREATE MACRO player_kind(p) AS {_player_kind_sql()};
 CREATE MACRO solver_restriction(p) AS
     CASE WHEN p = 'solver' THEN 'none' WHEN starts_with(p, 'solver:') THEN substr(p, 8) END;
 CREATE MACRO variant_preset(v) AS split_part(v, '+', 1);

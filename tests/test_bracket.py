@@ -196,11 +196,13 @@ def test_penalty_is_not_zero_for_the_clairvoyant_solver():
 
 
 def test_bound_names():
+    """The registry's grammar (players.py) for bound; parse_bound is its typed view."""
     assert bound.parse_bound("bound").name == "bound:w=w1,samples=32,exact=4"
     assert bound.parse_bound(bound.parse_bound("bound:samples=8").name).name == "bound:w=w1,samples=8,exact=4"
-    for bad, msg in (("bound:samples=0", "out of range"), ("bound:exact=5", "not 0, 4 or 8"),
-                     ("bound:depth=2", "bad parameter"), ("bound:w=nosuch", "no value model 'nosuch'"),
-                     ("bounds", "not a bound player")):
+    assert bound.parse_bound("bound:w=zero,exact=8") == bound.BoundSpec("zero", 32, 8)
+    for bad, msg in (("bound:samples=0", "out of range"), ("bound:exact=5", "is not one of 0, 4, 8"),
+                     ("bound:depth=2", "unknown parameter 'depth'"), ("bound:w=nosuch", "is not one of zero, w1"),
+                     ("bounds", "unknown player 'bounds'"), ("greedy", "not a bound player")):
         with pytest.raises(ValueError, match=msg):
             bound.parse_bound(bad)
 
@@ -210,11 +212,14 @@ def test_bound_names():
 
 
 def test_adp_names():
+    """The registry's grammar (players.py) for adp; parse_adp is its typed view."""
     assert adp.parse_adp("adp").name == "adp:w=w1,look=1,samples=16,exact=8,psamples=32,pexact=4"
     spec = adp.parse_adp("ADP: look=0, samples=4")
-    assert adp.parse_adp(spec.name) == spec
-    for bad, msg in (("adp:look=2", "not 0 or 1"), ("adp:samples=x", "whole number"), ("adp:exact=5", "exact"),
-                     ("adp:look=1,look=0", "twice"), ("adpx", "not an adp player")):
+    assert adp.parse_adp(spec.name) == spec and adp.parse_adp(spec.player) == spec
+    assert (spec.look, spec.samples, spec.exact, spec.pexact) == (0, 4, 8, 4)
+    for bad, msg in (("adp:look=2", "out of range; use 0..1"), ("adp:samples=x", "whole number"),
+                     ("adp:exact=5", "is not one of 4, 8"), ("adp:look=1,look=0", "twice"),
+                     ("adpx", "unknown player 'adpx'"), ("bound", "not an adp player")):
         with pytest.raises(ValueError, match=msg):
             adp.parse_adp(bad)
 
@@ -314,3 +319,31 @@ def test_clairvoyant_probe_matches_the_solver(variant):
         assert got == wins / PROBE_ORDERS
         nonzero += got > 0
     assert nonzero > 0
+
+
+# ---------------------------------------------------------------------------------------------
+# the players in the registry
+
+
+def test_rows_are_those_of_the_first_integration():
+    """The registry's play gives, column for column, the rows the first integration wrote (before
+    the players joined the registry and adp the one action code): tests/golden/bracket_rows.json,
+    written by engine_rs_free.bracket.run_bracket_player at commit 92751f3."""
+    import json
+    from pathlib import Path
+
+    from engine_rs_free.players import play
+
+    cases = json.loads((Path(__file__).parent / "golden" / "bracket_rows.json").read_text())
+    assert {c["player"].partition(":")[0] for c in cases} == {"adp", "bound"}
+    for case in cases:
+        n = len(case["score"])
+        idx = np.arange(case["first"], case["first"] + n)
+        cols = play(deal_batch(SEED, case["first"], n), case["variant"], case["player"], seed=SEED, indices=idx,
+                    want_lines=True).columns()
+        for name, want in case.items():
+            if name in ("variant", "player", "first"):
+                continue
+            got = cols[name]
+            got = None if got is None else [x if x is None or isinstance(x, str) else x.item() for x in got]
+            assert got == want, (case["variant"], case["player"], name)

@@ -36,6 +36,7 @@ import numba as nb
 import numpy as np
 
 from .batch import check_batch_input
+from .errors import PositionParseError
 from .expectimax import q1, q2
 from .infostate import (
     END_STACK,
@@ -369,7 +370,7 @@ def choose(state, rules, spec: str | PlayerSpec | AdpSpec, *, seed: int, index: 
     spec = parse_adp(spec)
     st, su, fill = rule_tables(rules)
     if not state.stock:
-        raise ValueError("choose() needs cards left to deal; with the stock empty the player plays its best line")
+        raise PositionParseError("choose() needs cards left to deal; with the stock empty the player plays its best line")
     model = load_model(spec.w, fill == 1)
     P, H, KM, KF = new_pool(4)
     r = POOL_ROWS - 1

@@ -35,6 +35,7 @@ import numba as nb
 import numpy as np
 
 from .batch import check_batch_input
+from .errors import PositionParseError
 from .expectimax import v0
 from .infostate import (
     POOL_ROWS,
@@ -365,10 +366,10 @@ def penalised_value(piles, stock, rules, *, w: str = DEFAULT_MODEL, samples: int
     st, su, fill = rule_tables(rules)
     stock = [int(c) for c in stock]
     if len(stock) % 4:
-        raise ValueError(f"the stock holds {len(stock)} cards; give a multiple of 4")
+        raise PositionParseError(f"the stock holds {len(stock)} cards; give a multiple of 4")
     kind, model = w_kind_and_model(w, rules)
     if kind == W_EXACT and len(stock) > 8:
-        raise ValueError(f"w=exact needs at most 8 undealt cards; got {len(stock)}")
+        raise PositionParseError(f"w=exact needs at most 8 undealt cards; got {len(stock)}")
     ws = _ws()
     P, H, KM, KF = ws.pool
     root = POOL_ROWS - 1

@@ -20,6 +20,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
+from .errors import PositionParseError
 from .infostate import (
     ROW_R4,
     ROW_R8,
@@ -146,7 +147,7 @@ def _setup(state, rules):
     cards = np.array(sorted(state.stock), dtype=np.int64)
     n = len(cards)
     if n not in (0, 4, 8):
-        raise ValueError(f"the exact honest value needs 0, 4 or 8 undealt cards (two deals or fewer); got {n}")
+        raise PositionParseError(f"the exact honest value needs 0, 4 or 8 undealt cards (two deals or fewer); got {n}")
     P, H, KM, KF = new_pool()
     r = ROW_TMP + 8
     pool_row(P, H, r, state.piles)
@@ -169,7 +170,7 @@ def honest_q(state, rules) -> float:
     """The exact Q_k of a ``game.State`` about to deal (4 or 8 undealt cards): its honest value if it deals now."""
     P, H, KM, KF, r, cards, n, st, su, fill = _setup(state, rules)
     if n == 0:
-        raise ValueError("Q needs a deal to come; the stock is empty")
+        raise PositionParseError("Q needs a deal to come; the stock is empty")
     v = exact_q(P, H, KM, KF, r, cards, n, st, su, fill)
     if v < 0:
         raise RuntimeError("more positions reachable by moves than the reach list holds")

@@ -44,6 +44,7 @@ import numba as nb
 import numpy as np
 
 from .deals import deal_batch
+from .errors import InputRangeError
 from .infostate import POOL_ROWS, ROW_TMP, TOP, bit, copy_row, deal4, new_pool, on_table, reach, resolve, rule_tables
 from .rules import rules_by_name
 from .value import N_FEATURES, W_MODEL, Model, features_full, q_model, w_of
@@ -214,7 +215,7 @@ def fit(variant: str, *, games: int, tuples: int, seed: int, explore: float, hid
               sp, sh, sund)
     log(f"states: {games} games x 12 deals in {time.time() - t0:.0f}s")
     if not 1 <= n_features <= N_FEATURES:
-        raise ValueError(f"--features {n_features} is out of range; use 30 (w1) or {N_FEATURES} (with the probe)")
+        raise InputRangeError(f"--features {n_features} is out of range; use 30 (w1) or {N_FEATURES} (with the probe)")
     model = Model(name, np.zeros((13, n_features, hidden)), np.zeros((13, hidden)), np.zeros((13, hidden)),
                   np.zeros(13), np.zeros((13, n_features)), np.ones((13, n_features)))
     n_hold = max(games // 10, 1)

@@ -33,6 +33,7 @@ import numba as nb
 import numpy as np
 
 from .cards import N_CARDS, SUIT
+from .errors import AcesUpError, PositionParseError
 from .rules import FILL_ANY, Rules, rules_by_name, strength_table
 
 MAXH = 52  # cards a pile can hold
@@ -49,7 +50,7 @@ POOL_ROWS = ROW_CL + 64
 END_STACK = 64
 
 
-class UnsupportedRulesError(ValueError):
+class UnsupportedRulesError(AcesUpError):
     """The bracket's code covers standard, strict and reverse with forced discards only."""
 
 
@@ -287,7 +288,7 @@ def pool_row(P, H, r: int, piles) -> None:
         pile = piles[p]
         H[r, p] = len(pile)
         if len(pile) > MAXH:
-            raise ValueError(f"pile {p} holds {len(pile)} cards; at most {MAXH}")
+            raise PositionParseError(f"pile {p} holds {len(pile)} cards; at most {MAXH}")
         for i, c in enumerate(pile):
             P[r, p, i] = c
 

@@ -35,6 +35,7 @@ import numba as nb
 import numpy as np
 
 from .deals import philox_shuffle
+from .errors import AcesUpError, InputRangeError, PositionParseError
 from .expectimax import v0, v1, v2
 from .infostate import (
     ROW_CL,
@@ -53,6 +54,11 @@ from .infostate import (
     reach,
 )
 from .players import DEFAULT_MODEL
+
+
+class UnknownModelError(AcesUpError):
+    """A value model that is not shipped (``engine_rs_free/models/<name>.npz``); the message names the refit command."""
+
 
 W_ZERO = 0
 W_MODEL = 1
@@ -394,12 +400,12 @@ def sample_tuples(cards, k: int, *, seed: int, index: int, counter: int, stream:
     ``(counter << 20 | s << 8 | block, stream, index)``.
     """
     if not 1 <= k < 4096:
-        raise ValueError(f"{k} sampled tuples is out of range; use 1..4095")
+        raise InputRangeError(f"{k} sampled tuples is out of range; use 1..4095")
     if not 0 <= counter < 4096:
-        raise ValueError(f"counter {counter} is out of range 0..4095")
+        raise InputRangeError(f"counter {counter} is out of range 0..4095")
     arr = np.array(sorted(int(c) for c in cards), dtype=np.int8)
     if len(arr) < 4:
-        raise ValueError(f"a deal needs 4 undealt cards; got {len(arr)}")
+        raise PositionParseError(f"a deal needs 4 undealt cards; got {len(arr)}")
     out = np.empty((k, 4), np.int8)
     seed, index = int(seed), int(index)
     ok = _sample_tuples(arr, k, counter, stream, np.uint32(seed & 0xFFFFFFFF), np.uint32(seed >> 32),
@@ -490,11 +496,11 @@ def model_path(name: str, strict: bool = False):
 
 @lru_cache(maxsize=8)
 def load_model(name: str = DEFAULT_MODEL, strict: bool = False) -> Model:
-    """A shipped model by name (the strict one with ``strict``); ValueError naming the file and the
+    """A shipped model by name (the strict one with ``strict``); UnknownModelError naming the file and the
     refit command when it is missing."""
     path = model_path(name, strict)
     if not path.is_file():
         variant = " --variant strict" if strict else ""
-        raise ValueError(f"no value model {name!r}{' for strict' if strict else ''} (looked for {path}); "
+        raise UnknownModelError(f"no value model {name!r}{' for strict' if strict else ''} (looked for {path}); "
                          f"fit one with 'python -m engine_rs_free.fit --name {name}{variant}'")
     return Model.load(path, name)

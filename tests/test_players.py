@@ -160,4 +160,4 @@ def test_importing_the_registry_compiles_nothing():
     code = ("import sys, engine_rs_free.players as p; p.parse_player('adp'); p.describe_player('bound'); "
             "print(sorted(m for m in sys.modules if m == 'numba' or m.startswith('engine_rs_free.')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert out.strip() == "['engine_rs_free.cards', 'engine_rs_free.players', 'engine_rs_free.rules']"
+    assert out.strip() == "['engine_rs_free.cards', 'engine_rs_free.errors', 'engine_rs_free.players', 'engine_rs_free.rules']"

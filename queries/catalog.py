@@ -12,13 +12,16 @@ data folder's files, so its size does not depend on how many rows there are:
 ``results`` (view)
     every row of ``DATA/results/**/*.parquet`` (pipeline.schema.RESULT_SCHEMA),
     read with hive partitioning *off*: the ``variant`` and ``policy`` columns in
-    the files are the truth, the folder names are only for people. A folder in
+    the files are the truth, the folder names are only for people. Files of every
+    schema version are read by column name (``union_by_name``): ``value`` is null
+    in the rows of version-1 files. A folder in
     which the files of one variant × policy carry two behaviour fingerprints
     (pipeline.fingerprint) gets no catalog: the build stops with a UserError
     naming the pair, so no query or report pools rows of two versions of a player.
 ``tallies``, ``score_counts``, ``pairs``, ``deal_coverage``, ``nights``, ``ledger`` (views)
     the aggregate tables of queries.aggregates (newest generation): per variant ×
-    policy deals, wins, gave_up, score_sum, moves_sum; deals per score; every two
+    policy deals, wins, gave_up, score_sum, moves_sum and the exact value sums
+    (valued, value_sum, value_sq_sum, HUGEINT); deals per score; every two
     players of a preset on the deals both played; deals per seed, variant, policy and
     run; per step (``nights``: generation, at, variant, policy, what the step added
     and the running totals); the deal ranges each step included. The report reads
@@ -260,7 +263,7 @@ def _arrow_duck_type(t) -> str:
     import pyarrow as pa
 
     return {pa.string(): "VARCHAR", pa.int64(): "BIGINT", pa.int32(): "INTEGER", pa.uint64(): "UBIGINT",
-            pa.bool_(): "BOOLEAN", pa.float64(): "DOUBLE"}[t]
+            pa.bool_(): "BOOLEAN", pa.float64(): "DOUBLE", pa.decimal128(38, 0): "HUGEINT"}[t]
 
 
 def _parquet_view(name: str, path: Path | None, schema, select: str = "*", group_by: str = "") -> str:
@@ -310,13 +313,17 @@ def _index_tables(manifests) -> tuple:
 
 def catalog_sql(data: Path, state, info: dict[str, str]) -> str:
     """Every view and macro of the catalog as SQL text (what acesup.sql holds and the catalog runs)."""
-    from queries.aggregates import SCHEMAS
+    import pyarrow as pa
+
+    from queries.aggregates import SCHEMAS, sum_sql
 
     parts = [_MACROS, _deal_macros()]
     if result_files(data):
         glob = str(data / "results" / "**" / "*.parquet")
+        # union_by_name: files of every schema version (pipeline.schema) in one view, a column an
+        # older version lacks (value, version 1) as nulls
         parts.append(f"CREATE VIEW results AS SELECT * FROM read_parquet({_sql_string(glob)}, "
-                     "hive_partitioning = false, union_by_name = false);")
+                     "hive_partitioning = false, union_by_name = true);")
     else:
         parts.append(f"CREATE VIEW results AS {_empty_results_sql()};")
     meta = (state.record or {}).get("tables", {}) if state.generation else {}
@@ -326,11 +333,12 @@ def catalog_sql(data: Path, state, info: dict[str, str]) -> str:
 
     parts += [
         _parquet_view("ledger", path("ledger"), SCHEMAS["ledger"]),
-        _parquet_view("tallies", path("tallies"), SCHEMAS["tallies"].remove(0), select=(
-            "variant, policy, " + ", ".join(f"sum({c})::BIGINT AS {c}" for c in SCHEMAS["tallies"].names[3:])),
-            group_by="variant, policy"),
+        _parquet_view("tallies", path("tallies"), SCHEMAS["tallies"].remove(0),
+                      select="variant, policy, " + sum_sql("tallies", 3), group_by="variant, policy"),
         _parquet_view("score_counts", path("scores"), SCHEMAS["scores"]),
-        _parquet_view("pairs", path("pairs"), SCHEMAS["pairs"]),
+        # the HUGEINT sums are stored as DECIMAL(38, 0); the view gives them back as HUGEINT
+        _parquet_view("pairs", path("pairs"), SCHEMAS["pairs"], select=", ".join(
+            f"{f.name}::HUGEINT AS {f.name}" if f.type == pa.decimal128(38, 0) else f.name for f in SCHEMAS["pairs"])),
         _parquet_view("deal_coverage", path("coverage"), SCHEMAS["coverage"]),
     ]
     if path("tallies"):

@@ -1,12 +1,12 @@
 -- honest_bracket: how often can an honest player win? A bracket [lower, upper] per variant.
 --
 -- lower: the honest player with the highest estimate of its win rate. For a player with a
--- per-deal `value` (the bracket's 'adp:...', docs/bracket.md) the estimate is the mean of that
+-- per-deal `value` (the bracket's adp player, docs/bracket.md) the estimate is the mean of that
 -- value (1{won} - z, z the bound's penalty along its own line: an unbiased estimate of its win
 -- rate with a far smaller variance than 1{won}) with a normal interval; for any other honest
 -- player (pimc, the policies) it is the plain win rate with its Wilson interval. The plain
 -- tally and Wilson interval are given for every lower player (lower_wins / lower_deals).
--- upper: the bound player ('bound:...') with the lowest mean `value`: a proven upper bound on the
+-- upper: the player of role 'bound' with the lowest mean `value`: a proven upper bound on the
 -- win rate of every honest player (information relaxation with a penalty, Brown, Smith & Sun
 -- 2010). Per-deal values are real numbers, so both estimates carry a normal 95% interval
 -- (mean +- 1.96 s / sqrt(n)), not a Wilson interval. Taking the lowest of several bounds, or the
@@ -14,11 +14,12 @@
 -- runs have, it does not arise).
 -- gap: upper minus lower on the deals both played (paired; never negative deal by deal when both
 -- use the same penalty tuples).
--- Sums are exact: values are summed as integers of 1e-9 (HUGEINT), so the result does not
--- depend on row order.
+-- Read from the aggregates only (tallies, pairs: queries/aggregates.py), whose value sums are exact
+-- integers of 1e-9 (HUGEINT), so the result does not depend on row order or on how the rows came
+-- in night by night. Its twin over the per-deal rows is tests/honest_bracket_rows.sql.
 --
 -- grain:      one row per variant with a bound player
--- inputs:     results (view); macros player_kind, wilson_low, wilson_high
+-- inputs:     tallies, pairs (views of the aggregates); macros player_kind, wilson_low, wilson_high
 -- parameters: none
 -- columns:
 --   variant
@@ -30,28 +31,18 @@
 --   upper_estimate, upper_low, upper_high        the bound's mean value and 95% normal interval
 --   deals                                        deals of the upper end
 --   gap, gap_low, gap_high, gap_deals            upper - lower, paired, on gap_deals common deals
-WITH bounded AS (
-    SELECT DISTINCT variant FROM results WHERE player_kind(policy) = 'bound' AND value IS NOT NULL
-),
-rows AS (
-    -- every row of an honest player or a bound, of a variant with a bound; v = the per-deal value in
-    -- units of 1e-9: `value` where the player has one, else 1{won}
-    SELECT variant, policy, seed, deal, won, value IS NOT NULL AS valued,
-           CASE WHEN value IS NOT NULL THEN round(value * 1e9)::HUGEINT
-                WHEN won THEN 1000000000::HUGEINT ELSE 0::HUGEINT END AS v
-    FROM results
-    WHERE variant IN (SELECT variant FROM bounded) AND player_kind(policy) IN ('honest', 'bound')
-      AND (value IS NOT NULL OR player_kind(policy) = 'honest')
-),
-ends AS (
+WITH ends AS (
+    -- s, ss: the sums of v and v^2, v the per-deal value in units of 1e-9 (1e9 * 1{won} for a
+    -- row without one); valued: every row of the player has a value
     SELECT variant, policy,
-           bool_and(valued) AS valued,
-           count(*) AS n,
-           count(*) FILTER (WHERE won) AS wins,
-           sum(v) AS s,
-           sum(v * v) AS ss
-    FROM rows
-    GROUP BY variant, policy
+           valued = deals AS valued,
+           deals AS n,
+           wins,
+           value_sum::HUGEINT AS s,
+           value_sq_sum::HUGEINT AS ss
+    FROM tallies
+    WHERE (player_kind(policy) = 'honest' OR (player_kind(policy) = 'bound' AND valued > 0))
+      AND variant IN (SELECT variant FROM tallies WHERE player_kind(policy) = 'bound' AND valued > 0)
 ),
 stats AS (
     SELECT *,
@@ -68,15 +59,18 @@ upper_end AS (
     QUALIFY row_number() OVER (PARTITION BY variant ORDER BY mean ASC, policy) = 1
 ),
 paired AS (
-    SELECT u.variant,
-           count(*) AS n,
-           sum(u.v - l.v) AS s,
-           sum((u.v - l.v) * (u.v - l.v)) AS ss
-    FROM rows u
-    JOIN upper_end ue ON u.variant = ue.variant AND u.policy = ue.policy
-    JOIN lower_end le ON u.variant = le.variant
-    JOIN rows l ON l.variant = u.variant AND l.policy = le.policy AND l.seed = u.seed AND l.deal = u.deal
-    GROUP BY u.variant
+    -- the pair (upper, lower) of one variant; side a is the lower (variant, policy), so the sum of
+    -- upper - lower is value_gap_sum when the bound is side a, minus it otherwise
+    SELECT ue.variant,
+           p.deals AS n,
+           CASE WHEN p.policy_a = ue.policy THEN p.value_gap_sum ELSE -p.value_gap_sum END AS s,
+           p.value_gap_sq_sum AS ss
+    FROM upper_end ue
+    JOIN lower_end le ON le.variant = ue.variant
+    JOIN pairs p ON p.variant_a = ue.variant AND p.variant_b = ue.variant
+                AND ((p.policy_a = ue.policy AND p.policy_b = le.policy)
+                     OR (p.policy_a = le.policy AND p.policy_b = ue.policy))
+    WHERE p.deals > 0
 ),
 gap AS (
     SELECT variant, n,

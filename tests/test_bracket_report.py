@@ -1,9 +1,11 @@
 """The honest bracket in the product: a real pipeline run with both ends, the SQL, report.json and the page.
 
-A run of ``adp`` and ``bound`` (and greedy) on strict (quick) and a few standard deals
-on the session's local Ray writes the ``value`` column; ``queries/honest_bracket.sql``
-is checked against a recomputation with NumPy from the raw Parquet files, and the
-report carries the bracket (report.json ``honest_bracket``, report.md, index.html).
+Two nights on the session's local Ray: greedy and ``adp`` on strict (quick) and a few
+standard deals, then more deals with ``bound`` added, so the bracket's two ends reach the
+aggregates in different steps. They write the ``value`` column; ``queries/honest_bracket.sql``
+(over the aggregates only) is checked bit for bit against its twin over the per-deal rows
+(tests/honest_bracket_rows.sql) and against a recomputation with NumPy from the raw Parquet
+files, and the report carries the bracket (report.json ``honest_bracket``, report.md, index.html).
 """
 
 from __future__ import annotations
@@ -26,10 +28,18 @@ def bracket_data(ray_local, tmp_path_factory):
     from pipeline.execute import execute_run
     from pipeline.spec import load_spec
 
+    from queries.aggregates import update_aggregates
+
     data = tmp_path_factory.mktemp("bracket") / "data"
+    night1 = load_spec(None, seed=5, start=0, deals=80, variants="strict,standard", policies=["greedy", ADP],
+                       caps={f"standard/{ADP}": 8}, batch_size=40, data=str(data))
+    execute_run(night1, progress=False)
+    assert update_aggregates(str(data)).total_rows == 3 * 80 + 8
     spec = load_spec(None, seed=5, start=0, deals=120, variants="strict,standard", policies=["greedy", ADP, BOUND],
                      caps={f"standard/{ADP}": 12, f"standard/{BOUND}": 12}, batch_size=40, data=str(data))
     execute_run(spec, progress=False)
+    step = update_aggregates(str(data))
+    assert step.total_rows == 4 * 120 + 2 * 12 and not step.rebuilt
     return data
 
 
@@ -56,13 +66,17 @@ def test_value_column_and_the_bracket_query(bracket_data):
     assert all(v is not None for _, p, _, _, v in rows if p != "greedy")
     con = duckdb.connect(str(build_catalog(bracket_data)), read_only=True)
     try:
-        got = {r["variant"]: r for r in run_query(con, "honest_bracket").to_pylist()}
+        table = run_query(con, "honest_bracket")
+        twin = con.sql((Path(__file__).parent / "honest_bracket_rows.sql").read_text()).to_arrow_table()
+        got = {r["variant"]: r for r in table.to_pylist()}
         kinds = dict(con.execute("SELECT DISTINCT policy, player_kind(policy) FROM results").fetchall())
     finally:
         con.close()
     assert kinds[next(p for p in kinds if p.startswith("bound"))] == "bound"
     assert kinds[next(p for p in kinds if p.startswith("adp"))] == "honest"
     assert set(got) == {"strict", "standard"}
+    # the aggregates' query and its twin over the rows: the same table, bit for bit
+    assert table.column_names == twin.column_names and table.to_pylist() == twin.to_pylist()
     from tests.queries_data import wilson
 
     for variant, r in got.items():

@@ -34,7 +34,7 @@ import numpy as np
 
 from .cards import N_CARDS, SUIT
 from .errors import AcesUpError, PositionParseError
-from .rules import FILL_ANY, Rules, rules_by_name, strength_table
+from .rules import Rules, rules_by_name, strength_table
 
 MAXH = 52  # cards a pile can hold
 TOP = 12  # strength of the variant's top rank (the "Ace")
@@ -56,11 +56,14 @@ class UnsupportedRulesError(AcesUpError):
 
 def check_rules(rules: Rules | str) -> Rules:
     """The rule set, if the bracket code supports it (else UnsupportedRulesError naming the fix)."""
+    from .players import bracket_rules_problem
+
     rules = rules_by_name(rules)
-    if rules.fill == FILL_ANY or rules.optional_discards or rules.must_fill:
+    problem = bracket_rules_problem(rules)
+    if problem:
         raise UnsupportedRulesError(
-            f"rules {rules.name!r} are not supported by the honest bracket; use standard, strict or reverse "
-            f"with forced discards (sensible and leftmost are implied, must_fill is not allowed)")
+            f"rules {rules.name!r} are not supported by the honest bracket: {problem}; use standard, strict or "
+            f"reverse with forced discards (sensible and leftmost are implied, must_fill is not allowed)")
     return rules
 
 

@@ -49,7 +49,7 @@ from importlib import resources
 import numpy as np
 
 from .errors import AcesUpError
-from .rules import Rules, rules_by_name
+from .rules import FILL_ANY, Rules, rules_by_name
 
 
 class UnknownPlayerError(AcesUpError):
@@ -228,6 +228,8 @@ class PlayerKind:
     carries:     the OPTIONAL_COLUMNS its rows fill (every row; the others are null), which
                  pipeline.verify checks
     slow:        costs far more per deal than a plain policy (planned first, smaller batches)
+    rules_problem: ``f(rules) -> str``, why the kind cannot play a rule set ('' when it can; None:
+                 it plays every rule set); the run spec refuses such a pair up front
     summary:     one line on what the player does, shown in the report
     display:     ``f(spec) -> str``, a short name people can read ("PIMC, 8 samples")
     describe:    ``f(spec) -> str``, the summary of one named player (parameters spelled out)
@@ -245,6 +247,7 @@ class PlayerKind:
     describe: Callable[[PlayerSpec], str] | None = None
     canonical: Callable[[PlayerSpec], str] = _all_params
     finish: Callable[[dict[str, object]], dict[str, object]] | None = None  # normalise parsed values
+    rules_problem: Callable[[Rules], str] | None = None  # why the kind cannot play a rule set ('' if it can)
 
     @property
     def clairvoyant(self) -> bool:
@@ -512,6 +515,23 @@ DEFAULT_MODEL = "w1"
 MAX_TUPLES = 4095  # sampled 4-tuples per expectation
 
 
+def bracket_rules_problem(rules: Rules) -> str:
+    """Why the honest bracket's code (adp, bound) cannot play ``rules``, or '' (engine_rs_free.infostate)."""
+    if rules.fill == FILL_ANY:
+        return "it covers standard, strict and reverse, not easy (any card may move)"
+    if rules.optional_discards:
+        return "it plays forced discards only, not discards=optional"
+    if rules.must_fill:
+        return "must_fill is not allowed (sensible and leftmost are implied)"
+    return ""
+
+
+def play_problem(player: str | PlayerSpec, rules: Rules | str) -> str:
+    """Why ``player`` cannot play ``rules`` ('' when it can), from its entry's ``rules_problem``."""
+    entry = parse_player(player).entry
+    return entry.rules_problem(rules_by_name(rules)) if entry.rules_problem else ""
+
+
 def shipped_models() -> tuple[str, ...]:
     """The value models shipped in ``engine_rs_free/models/`` (``<name>.npz``; ``<name>-strict.npz``
     is the same model's strict file), sorted."""
@@ -527,7 +547,7 @@ register(PlayerKind(
     params=(Param("w", CHOICE, DEFAULT_MODEL, choices=MODELS), Param("look", INT, 1, 0, 1),
             Param("samples", INT, 16, 1, MAX_TUPLES), Param("exact", CHOICE, "8", choices=("4", "8")),
             Param("psamples", INT, 32, 1, MAX_TUPLES), Param("pexact", CHOICE, "4", choices=("0", "4", "8"))),
-    carries=("value",), slow=True,
+    carries=("value",), slow=True, rules_problem=bracket_rules_problem,
     summary="the honest bracket's lower end: before each deal, the moves whose position has the highest "
             "expected value W (a fitted model) after the next deal; exact with 8 cards or fewer undealt",
     display=lambda s: "ADP (value model)"))
@@ -535,7 +555,7 @@ register(PlayerKind(
     "bound", "engine_rs_free.bound:play_player",
     params=(Param("w", CHOICE, DEFAULT_MODEL, choices=("zero", *MODELS)),
             Param("samples", INT, 32, 1, MAX_TUPLES), Param("exact", CHOICE, "4", choices=("0", "4", "8"))),
-    role=BOUND, carries=("nodes", "value"), slow=True,
+    role=BOUND, carries=("nodes", "value"), slow=True, rules_problem=bracket_rules_problem,
     summary="the honest bracket's upper end: a clairvoyant search that pays a penalty for what it sees "
             "(information relaxation); its mean value bounds every honest player's win rate",
     display=lambda s: "upper bound"))

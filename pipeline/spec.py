@@ -415,10 +415,24 @@ def spec_from_dict(values: Mapping[str, object], *, drop_unused: Mapping[str, bo
                   drop_unused=drop_unused.get("caps", False))
     batch_sizes = _table("batch_sizes", d.get("batch_sizes", {}), variants, policies, 1, MAX_BATCH,
                          drop_unused=drop_unused.get("batch_sizes", False))
-    return RunSpec(seed=seed, start=start, deals=deals, variants=tuple(variants),
+    spec = RunSpec(seed=seed, start=start, deals=deals, variants=tuple(variants),
                    policies=tuple(policies), caps=caps, batch_sizes=batch_sizes,
                    batch_size=batch_size, data=str(data), lines=lines,
                    node_limit=node_limit or None)
+    _check_playable(spec)
+    return spec
+
+
+def _check_playable(spec: RunSpec) -> None:
+    """UserError naming every pair with deals whose player cannot play the variant (its registry
+    entry's ``rules_problem``), and the fix: a cap of 0, or another variant."""
+    from engine_rs_free.players import play_problem
+
+    bad = [(v, p, why) for v in spec.variants for p in spec.policies
+           if spec.deals_for(v, p) > 0 and (why := play_problem(p, v))]
+    if bad:
+        raise _fail("policies", "; ".join(f"{p!r} cannot play {v!r}: {why}" for v, p, why in bad)
+                    + "; leave those pairs out with caps (e.g. [caps] \"" + f"{bad[0][0]}/{bad[0][1]}" + "\" = 0)")
 
 
 def read_spec_file(path: str | Path) -> dict[str, object]:

@@ -9,6 +9,8 @@ engine called directly gives, in one typed result.
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 from hypothesis import given
@@ -161,3 +163,22 @@ def test_importing_the_registry_compiles_nothing():
             "print(sorted(m for m in sys.modules if m == 'numba' or m.startswith('engine_rs_free.')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "['engine_rs_free.cards', 'engine_rs_free.errors', 'engine_rs_free.players', 'engine_rs_free.rules']"
+
+
+def test_what_a_player_cannot_play_is_data_of_its_entry():
+    from engine_rs_free.infostate import UnsupportedRulesError, check_rules
+    from engine_rs_free.players import play_problem
+    from engine_rs_free.rules import PRESETS
+
+    for variant in (*PRESETS, *(f"{p}+optional" for p in PRESETS)):
+        for kind in REGISTRY:
+            problem = play_problem(kind, variant)
+            assert problem == "" or kind in ("adp", "bound")
+            if kind in ("adp", "bound"):
+                # the engine refuses exactly what the entry says it cannot play
+                assert bool(problem) == (variant.startswith("easy") or variant.endswith("+optional"))
+                if problem:
+                    with pytest.raises(UnsupportedRulesError, match=re.escape(problem)):
+                        check_rules(variant)
+                else:
+                    check_rules(variant)

@@ -13,6 +13,7 @@ from before fingerprints reads a version-1 file.
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
 import duckdb
@@ -144,3 +145,31 @@ def test_current_table_is_the_identity_on_the_current_schema_and_fills_nulls(ver
     assert got.schema.remove_metadata().equals(RESULT_SCHEMA)
     assert got.schema.metadata[META_SCHEMA.encode()] == str(SCHEMA_VERSION).encode()
     assert got.column("value").null_count == 3
+
+
+@pytest.mark.parametrize("policy,tamper,message", [
+    (ADP, "drop", r"40 rows without value \(adp rows carry value\)"),
+    ("greedy", "add", r"40 rows with value \(greedy rows carry no optional column\)"),
+])
+def test_verify_holds_rows_to_the_columns_their_entry_carries(tmp_path, monkeypatch, policy, tamper, message):
+    """verify reads what a player's rows carry from its registry entry (PlayerKind.carries), not its name."""
+    import numpy as np
+
+    result_table = worker.result_table
+
+    def tampered(*args, **kwargs):
+        t = result_table(*args, **kwargs)
+        i = t.schema.get_field_index("value")
+        col = pa.nulls(t.num_rows, pa.float64()) if tamper == "drop" else pa.array(np.full(t.num_rows, 0.5))
+        return t.set_column(i, t.schema.field(i), col)
+
+    data = str(tmp_path / "data")
+    spec = load_spec(None, data=data, seed=3, start=0, deals=40, variants="strict", policies=[policy], batch_size=40)
+    run_here(spec)
+    assert verify_run(data, spec.run_id, deep=True).problems == []
+    spec2 = load_spec(None, data=str(tmp_path / "data2"), seed=3, start=0, deals=40, variants="strict",
+                      policies=[policy], batch_size=40)
+    monkeypatch.setattr(worker, "result_table", tampered)
+    run_here(spec2)
+    problems = verify_run(spec2.data, spec2.run_id, deep=True).problems
+    assert len(problems) == 1 and re.search(message, problems[0]), problems

@@ -2,9 +2,10 @@
 
 A *player* is anything that plays a batch of deals: a policy of
 ``policies.py`` (``greedy``, ``human:sacrifice=3``), the honest sampling
-player of ``pimc.py`` (``pimc:samples=8``) or the exact clairvoyant solver of
-``solver/`` (``solver``, ``solver:sensible+leftmost``). Every player is named
-in one grammar::
+player of ``pimc.py`` (``pimc:samples=8``), the exact clairvoyant solver of
+``solver/`` (``solver``, ``solver:sensible+leftmost``), or one end of the
+honest bracket (``adp`` of ``adp.py``, ``bound`` of ``bound.py``; docs/bracket.md).
+Every player is named in one grammar::
 
     kind[:item,item,...]     item = key=value, or a bare value for a kind's positional parameter
 
@@ -19,11 +20,12 @@ restrictions bare). ``parse_player(spec.name) == spec`` always.
 
 ``play(decks, rules, player, seed=…, indices=…)`` plays a batch with any
 player and returns a ``PlayResult``. Each ``PlayerKind`` entry of
-``REGISTRY`` says what its kind is (parameters, clairvoyant or honest, a
-short display name and a one-line description, both data) and which function
-plays it; the function is imported only when the player plays, so parsing
-names and describing players compiles nothing. Adding a player is adding one
-entry.
+``REGISTRY`` says what its kind is (parameters, its ``role``: honest,
+clairvoyant or bound, which optional columns its rows carry, a short display
+name and a one-line description, all data) and which function plays it; the
+function is imported only when the player plays, so importing this module,
+parsing names and describing players compiles nothing and imports no Numba
+module. Adding a player is adding one entry.
 
 >>> parse_player("Human").name
 'human:sacrifice=3'
@@ -31,6 +33,10 @@ entry.
 'solver:sensible+leftmost'
 >>> display_name("pimc:samples=16")
 'PIMC, 16 samples'
+>>> parse_player("bound").name
+'bound:w=w1,samples=32,exact=4'
+>>> parse_player("ADP: samples=4, exact=4").name
+'adp:w=w1,look=1,samples=4,exact=4,psamples=32,pexact=4'
 """
 
 from __future__ import annotations
@@ -38,11 +44,12 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from importlib import resources
 
 import numpy as np
 
 from .errors import AcesUpError
-from .rules import Rules, rules_by_name
+from .rules import FILL_ANY, Rules, rules_by_name
 
 
 class UnknownPlayerError(AcesUpError):
@@ -138,9 +145,14 @@ class PlayerSpec:
         return dict(self.params)[key]
 
     @property
+    def role(self) -> str:
+        """HONEST, CLAIRVOYANT or BOUND (see PlayerKind)."""
+        return self.entry.role
+
+    @property
     def clairvoyant(self) -> bool:
         """True for a player that reads the order of the stock (the solver)."""
-        return self.entry.clairvoyant
+        return self.entry.role == CLAIRVOYANT
 
     def __str__(self) -> str:
         return self.name
@@ -156,10 +168,15 @@ class PlayResult:
     score:     int8[N]   discards at the end (the solver: its best score; a lower bound if gave_up)
     won:       bool[N]   score == 48
     moves:     int16[N]  cards moved into empty piles (the solver: in its line)
-    decisions: int16[N]  points of the line with more than one choice
-    nodes:     int64[N]  positions searched (solver), else None
+    decisions: int16[N]  points of the line with more than one choice (bound: -1, not counted)
+    nodes:     int64[N]  positions searched (solver, bound), else None
     status:    list[str] 'solved' | 'gave_up' (solver), else None
     line:      list[str | None]  the game line of each deck, or None for none at all
+    value:     float64[N] the per-deal penalised value (adp: 1{won} - z; bound: its upper-bound
+                         value; docs/bracket.md), else None
+
+    nodes, status and value are the optional columns (OPTIONAL_COLUMNS): a kind's rows
+    carry exactly those its entry declares (``PlayerKind.carries``).
     """
 
     score: np.ndarray
@@ -169,17 +186,27 @@ class PlayResult:
     nodes: np.ndarray | None = None
     status: list[str] | None = None
     line: list[str | None] | None = None
+    value: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.score)
 
     def columns(self) -> dict[str, object]:
-        """The result columns as a dict (``score``, ``won``, …, ``line``) for the Parquet writer."""
+        """The result columns as a dict (``score``, ``won``, …, ``line``, ``value``) for the Parquet writer."""
         return {"score": self.score, "won": self.won, "moves": self.moves, "decisions": self.decisions,
-                "nodes": self.nodes, "status": self.status, "line": self.line}
+                "nodes": self.nodes, "status": self.status, "line": self.line, "value": self.value}
 
 
 # -- the registry ----------------------------------------------------------------------------
+
+HONEST, CLAIRVOYANT, BOUND = "honest", "clairvoyant", "bound"
+ROLES = (HONEST, CLAIRVOYANT, BOUND)
+"""What a kind's rows are: an honest player's games (it never reads the stock order), a
+clairvoyant player's (it does: the solver), or an upper bound's per-deal values (a penalised
+clairvoyant search whose rows are no player's games: the bracket's upper end)."""
+
+OPTIONAL_COLUMNS = ("nodes", "status", "value")
+"""The result columns only some kinds fill (pipeline.schema); ``line`` is optional for all."""
 
 
 def _all_params(spec: PlayerSpec) -> str:
@@ -195,8 +222,14 @@ class PlayerKind:
 
     play:        ``"module:function"`` of a function ``f(decks, rules, spec, *, seed, indices,
                  want_lines, node_limit) -> PlayResult`` (imported when first called)
-    clairvoyant: reads the stock order (its rows carry ``nodes`` and ``status``)
+    role:        HONEST, CLAIRVOYANT (reads the stock order; its won rows carry their line) or
+                 BOUND (its rows are upper-bound values, no player's games); the SQL macro
+                 ``player_kind`` gives it (queries/catalog.py)
+    carries:     the OPTIONAL_COLUMNS its rows fill (every row; the others are null), which
+                 pipeline.verify checks
     slow:        costs far more per deal than a plain policy (planned first, smaller batches)
+    rules_problem: ``f(rules) -> str``, why the kind cannot play a rule set ('' when it can; None:
+                 it plays every rule set); the run spec refuses such a pair up front
     summary:     one line on what the player does, shown in the report
     display:     ``f(spec) -> str``, a short name people can read ("PIMC, 8 samples")
     describe:    ``f(spec) -> str``, the summary of one named player (parameters spelled out)
@@ -206,13 +239,19 @@ class PlayerKind:
     kind: str
     play: str
     params: tuple[Param, ...] = ()
-    clairvoyant: bool = False
+    role: str = HONEST
+    carries: tuple[str, ...] = ()
     slow: bool = False
     summary: str = ""
     display: Callable[[PlayerSpec], str] = field(default=lambda spec: spec.kind)
     describe: Callable[[PlayerSpec], str] | None = None
     canonical: Callable[[PlayerSpec], str] = _all_params
     finish: Callable[[dict[str, object]], dict[str, object]] | None = None  # normalise parsed values
+    rules_problem: Callable[[Rules], str] | None = None  # why the kind cannot play a rule set ('' if it can)
+
+    @property
+    def clairvoyant(self) -> bool:
+        return self.role == CLAIRVOYANT
 
     def param(self, name: str) -> Param:
         return next(p for p in self.params if p.name == name)
@@ -242,6 +281,11 @@ def register(entry: PlayerKind) -> PlayerKind:
         raise ValueError(f"player kind {entry.kind!r} is registered twice")
     if sum(p.positional for p in entry.params) > 1:
         raise ValueError(f"player kind {entry.kind!r} has more than one positional parameter")
+    if entry.role not in ROLES:
+        raise ValueError(f"player kind {entry.kind!r} has role {entry.role!r}; roles: {', '.join(ROLES)}")
+    if not set(entry.carries) <= set(OPTIONAL_COLUMNS):
+        raise ValueError(f"player kind {entry.kind!r} carries {entry.carries!r}; optional columns: "
+                         f"{', '.join(OPTIONAL_COLUMNS)}")
     REGISTRY[entry.kind] = entry
     return entry
 
@@ -458,8 +502,60 @@ def solver_rules(spec: PlayerSpec, rules: Rules) -> Rules:
 register(PlayerKind(
     "solver", "engine_rs_free.solver:play_solver",
     params=(Param("restrictions", OPTIONS, (), choices=SOLVER_RESTRICTIONS, positional=True),),
-    clairvoyant=True, slow=True,
+    role=CLAIRVOYANT, carries=("nodes", "status"), slow=True,
     summary="the exact clairvoyant solver: the best score a player who knows the stock order can reach",
     display=lambda s: ("solver" if not s.param("restrictions") else
                        "solver, " + ", ".join(_RESTRICTION_WORDS[o] for o in s.param("restrictions"))),
     describe=_solver_describe, canonical=_solver_canonical))
+
+# The honest bracket (issue 19, docs/bracket.md): adp (adp.py), the lower end, and bound (bound.py),
+# the upper end. Their defaults are chosen there by measurement; they live here as data, with the
+# list of shipped value models (the package's models/ folder, read without importing value.py).
+DEFAULT_MODEL = "w1"
+MAX_TUPLES = 4095  # sampled 4-tuples per expectation
+
+
+def bracket_rules_problem(rules: Rules) -> str:
+    """Why the honest bracket's code (adp, bound) cannot play ``rules``, or '' (engine_rs_free.infostate)."""
+    if rules.fill == FILL_ANY:
+        return "it covers standard, strict and reverse, not easy (any card may move)"
+    if rules.optional_discards:
+        return "it plays forced discards only, not discards=optional"
+    if rules.must_fill:
+        return "must_fill is not allowed (sensible and leftmost are implied)"
+    return ""
+
+
+def play_problem(player: str | PlayerSpec, rules: Rules | str) -> str:
+    """Why ``player`` cannot play ``rules`` ('' when it can), from its entry's ``rules_problem``."""
+    entry = parse_player(player).entry
+    return entry.rules_problem(rules_by_name(rules)) if entry.rules_problem else ""
+
+
+def shipped_models() -> tuple[str, ...]:
+    """The value models shipped in ``engine_rs_free/models/`` (``<name>.npz``; ``<name>-strict.npz``
+    is the same model's strict file), sorted."""
+    folder = resources.files("engine_rs_free").joinpath("models")
+    return tuple(sorted({p.name[:-4] for p in folder.iterdir()
+                         if p.name.endswith(".npz") and not p.name.endswith("-strict.npz")}))
+
+
+MODELS = shipped_models()
+
+register(PlayerKind(
+    "adp", "engine_rs_free.adp:play_player",
+    params=(Param("w", CHOICE, DEFAULT_MODEL, choices=MODELS), Param("look", INT, 1, 0, 1),
+            Param("samples", INT, 16, 1, MAX_TUPLES), Param("exact", CHOICE, "8", choices=("4", "8")),
+            Param("psamples", INT, 32, 1, MAX_TUPLES), Param("pexact", CHOICE, "4", choices=("0", "4", "8"))),
+    carries=("value",), slow=True, rules_problem=bracket_rules_problem,
+    summary="the honest bracket's lower end: before each deal, the moves whose position has the highest "
+            "expected value W (a fitted model) after the next deal; exact with 8 cards or fewer undealt",
+    display=lambda s: "ADP (value model)"))
+register(PlayerKind(
+    "bound", "engine_rs_free.bound:play_player",
+    params=(Param("w", CHOICE, DEFAULT_MODEL, choices=("zero", *MODELS)),
+            Param("samples", INT, 32, 1, MAX_TUPLES), Param("exact", CHOICE, "4", choices=("0", "4", "8"))),
+    role=BOUND, carries=("nodes", "value"), slow=True, rules_problem=bracket_rules_problem,
+    summary="the honest bracket's upper end: a clairvoyant search that pays a penalty for what it sees "
+            "(information relaxation); its mean value bounds every honest player's win rate",
+    display=lambda s: "upper bound"))

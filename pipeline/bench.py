@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 FIGURE_MODULES = ("pipeline.bench_engine", "pipeline.bench_solver", "pipeline.bench_pimc", "pipeline.bench_pipeline",
-                  "pipeline.bench_fingerprint")
+                  "pipeline.bench_bracket", "pipeline.bench_fingerprint")
 
 
 @dataclass

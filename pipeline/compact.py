@@ -20,7 +20,8 @@ Exactly once, atomic, resumable, on any storage (no rename is relied on to be
 atomic, no object is appended to):
 
 1. the inputs are read whole and checked against their records (size,
-   SHA-256, footer, deal column exactly their range, sane values);
+   SHA-256, footer, deal column exactly their range, sane values); inputs of an
+   older schema version (pipeline.schema) are merged as rows of the current one;
 2. the merged file is written to its final name
    ``<run>-<first>-<last>-c<hash>.parquet`` (the hash names the inputs, so a retry
    writes the same name);
@@ -49,7 +50,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from .manifest import BatchRecord, Manifest, now_iso, read_all_manifests, write_manifest
-from .storage import DataStore, footer_problem, parquet_bytes, sha256_bytes
+from .storage import DataStore, current_table, footer_problem, parquet_bytes, sha256_bytes
 
 TARGET_BYTES = 128 << 20
 FANIN = 8
@@ -172,7 +173,8 @@ def _merge(store: DataStore, m: Manifest, inputs: list[BatchRecord]) -> BatchRec
     from .storage import META_FINGERPRINT
 
     first, last = inputs[0].first, inputs[-1].last
-    tables = [_read_input(store, m, b) for b in inputs]
+    # inputs of older schema versions become rows of the current one (pipeline.schema)
+    tables = [current_table(_read_input(store, m, b)) for b in inputs]
     # One behaviour per file: inputs of two fingerprints are never merged (the merged footer would
     # relabel one of them); files from before fingerprints take the others' (pipeline.fingerprint).
     fps = sorted({fp.decode() for t in tables if (fp := (t.schema.metadata or {}).get(META_FINGERPRINT.encode()))})

@@ -4,11 +4,11 @@ The run id and the coverage of a data folder are keyed by names (seed, deal,
 variant, policy) and the package version, which does not change when a
 player's code does. So every run first computes, for each variant × policy it
 is about to write, a *fingerprint*: a hash of everything the player's rows
-carry (score, won, moves, decisions, nodes, status and the game line) on a
-fixed set of decks, computed through ``engine_rs_free.players.play`` as
-every batch is. The same code gives the same fingerprint on any machine; a
-change that alters any row on those decks (a rule, a tie-break, a search
-order) changes it.
+carry (score, won, moves, decisions, nodes, status, the game line and the
+bracket players' value) on a fixed set of decks, computed through
+``engine_rs_free.players.play`` as every batch is. The same code gives the
+same fingerprint on any machine; a change that alters any row on those decks
+(a rule, a tie-break, a search order, a value model) changes it.
 
 Where fingerprints live:
 
@@ -62,8 +62,16 @@ SOLVER_DECKS = 100
 SOLVER_NODE_LIMIT = 100_000  # per deck: bounds the worst case at ~10^7 nodes (a few seconds)
 PIMC_GAMES = 160  # samples x decks: pimc:samples=8 plays 20 decks
 PIMC_EASY_DECKS = 1  # an easy pimc game takes seconds to minutes
+# The honest bracket's players (docs/bracket.md; measured on this machine, loaded, Dec 2026): adp
+# ~0.05-0.2 s a deck on standard/reverse, ~0.005 s on strict; bound ~0.2-3 s on standard/reverse
+# (~3,000 positions a deck, 32 W evaluations each), ~0.01 s on strict. So a few seconds a pair.
+BRACKET_DECKS = {"adp": 20, "bound": 4}
 
-COLUMNS = ("score", "won", "moves", "decisions", "nodes", "status", "line")
+COLUMNS = ("score", "won", "moves", "decisions", "nodes", "status", "line", "value")
+VALUE_DIGITS = 12
+"""The float column ``value`` is hashed rounded to this many decimals: a last-bit difference of
+libm's tanh/exp between machines is no change of behaviour, while any change of the code that
+matters moves a value by far more (the values are win-rate estimates, 0..1 give or take the penalty)."""
 
 
 @dataclass(frozen=True)
@@ -88,6 +96,8 @@ def deck_set_for(variant: str, policy: str) -> DeckSet:
         if rules_by_name(variant).preset == "easy":
             return DeckSet(SEED, 0, PIMC_EASY_DECKS)
         return DeckSet(SEED, 0, max(2, PIMC_GAMES // int(spec.param("samples"))))
+    if spec.kind in BRACKET_DECKS:
+        return DeckSet(SEED, 0, BRACKET_DECKS[spec.kind])
     return DeckSet(SEED, 0, POLICY_DECKS)
 
 
@@ -136,6 +146,8 @@ def _columns(variant: str, policy: str, decks: DeckSet) -> dict[str, list]:
             out[name] = [None if x is None else str(x) for x in v]
         elif name == "won":
             out[name] = [bool(x) for x in np.asarray(v)]
+        elif name == "value":
+            out[name] = [round(float(x), VALUE_DIGITS) for x in np.asarray(v)]
         else:
             out[name] = [int(x) for x in np.asarray(v)]
         if out[name] is not None and len(out[name]) != n:
@@ -153,8 +165,11 @@ def compute(variant: str, policy: str, decks: DeckSet | None = None) -> Fingerpr
 
     decks = decks or deck_set_for(variant, policy)
     cols = _columns(variant, policy, decks)
+    # A column no row of the player fills is left out of the hash when it is one of those added
+    # after fingerprints were first recorded (value, schema v2), so their digests stay the same.
+    hashed = {k: v for k, v in cols.items() if not (k == "value" and v is None)}
     text = json.dumps({"format": FORMAT, "variant": variant, "policy": policy, "decks": asdict(decks),
-                       "columns": cols}, sort_keys=True, separators=(",", ":"))
+                       "columns": hashed}, sort_keys=True, separators=(",", ":"))
     digest = hashlib.sha256(text.encode()).hexdigest()[:16]
     values = {**cols, "line": None if cols["line"] is None else [_line_digest(x) for x in cols["line"]]}
     return Fingerprint(variant, policy, digest, decks, values, engine_version(),
@@ -304,14 +319,18 @@ def recheck_file(data: str, rel: str, rows: int, node_limit: int | None) -> Rech
     stored: dict[str, list | None] = {}
     fresh: dict[str, list | None] = {}
     for name in COLUMNS:
-        col = t.column(name).to_pylist()
+        # a file of schema version 1 has no value column: no player of that version filled one
+        col = t.column(name).to_pylist() if name in t.column_names else [None] * t.num_rows
         new = got.get(name)
         new = None if new is None else [x.item() if hasattr(x, "item") else x for x in
                                          (new if isinstance(new, list) else np.asarray(new).tolist())]
         if name == "line":
             new = [n if s is not None else None for s, n in zip(col, new or [None] * len(col))]
-        if name in ("nodes", "status") and all(x is None for x in col):
+        if name in ("nodes", "status", "value") and all(x is None for x in col):
             col = None
+        if name == "value" and col is not None and new is not None:
+            col = [None if x is None else round(x, VALUE_DIGITS) for x in col]
+            new = [None if x is None else round(x, VALUE_DIGITS) for x in new]
         stored[name], fresh[name] = col, new
     return Recheck(rel, len(deals), differences(stored, fresh, deals))
 

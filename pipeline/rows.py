@@ -18,6 +18,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from .schema import RESULT_SCHEMA
 from .storage import DataStore
 
 
@@ -61,12 +62,14 @@ def _in_ranges(deal: np.ndarray, ranges: Sequence[Sequence[int]]) -> np.ndarray:
 def read_ranges(store: DataStore, rel: str, ranges: Sequence[Sequence[int]], columns: list[str]) -> pa.Table:
     """The rows of file ``rel`` whose deal lies in ``ranges`` (only ``columns``, plus ``deal``).
 
-    Row groups whose ``deal`` statistics miss every range are not read.
+    Row groups whose ``deal`` statistics miss every range are not read. A column of the
+    current schema that the file's version lacks (``value`` in version 1) reads as nulls.
     """
     cols = list(dict.fromkeys(["deal", *columns]))
     with store.fs.open_input_file(store.path(rel)) as f:
         pf = pq.ParquetFile(f)
         md = pf.metadata
+        names = pf.schema_arrow.names
         deal_col = pf.schema_arrow.get_field_index("deal")
         groups = []
         for g in range(md.num_row_groups):
@@ -75,9 +78,17 @@ def read_ranges(store: DataStore, rel: str, ranges: Sequence[Sequence[int]], col
                 groups.append(g)
             elif intersect_ranges([(int(st.min), int(st.max))], ranges):
                 groups.append(g)
-        if not groups:
-            return pa.table({c: pa.array([], type=pf.schema_arrow.field(c).type) for c in cols})
-        t = pf.read_row_groups(groups, columns=cols)
+        present = [c for c in cols if c in names]
+        if groups:
+            t = pf.read_row_groups(groups, columns=present)
+        else:
+            t = pa.table({c: pa.array([], type=pf.schema_arrow.field(c).type) for c in present})
+    for c in cols:
+        if c not in names:
+            t = t.append_column(RESULT_SCHEMA.field(c), pa.nulls(t.num_rows, RESULT_SCHEMA.field(c).type))
+    t = t.select(cols)
+    if not groups:
+        return t
     mask = _in_ranges(t.column("deal").to_numpy(), ranges)
     return t if mask.all() else t.filter(pa.array(mask))
 

@@ -24,13 +24,26 @@ nodes       int64    solver search nodes (null for other policies)
 status      string   solver: ``solved`` | ``gave_up`` (null for other policies)
 line        string   game line (action text of engine_rs_free.game); solver rows that
                      are won always have it, other rows only when the run asks for lines
+value       float64  the per-deal penalised value of the honest bracket's players
+                     (``bound:…`` its upper-bound value, ``adp:…`` 1{won} - z, its
+                     control-variate value; docs/bracket.md); null otherwise
+
+Which of the optional columns (nodes, status, value) a player's rows fill is
+declared by its kind's entry in engine_rs_free.players (``carries``).
+
+Versions: 1 is every column above but ``value``; 2 (issue 19) added ``value``.
+Writers write SCHEMA_VERSION; every version of RESULT_SCHEMAS stays valid and
+is read everywhere, a missing column as nulls (``pipeline.storage.footer_problem``,
+``current_table``, ``pipeline.rows.read_ranges``, the catalog's ``results`` view),
+and compaction rewrites older files' rows as the current version. So a data
+folder of version 1 needs no migration and nothing in it is played again.
 """
 
 from __future__ import annotations
 
 import pyarrow as pa
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 RESULT_SCHEMA = pa.schema(
     [
@@ -46,7 +59,11 @@ RESULT_SCHEMA = pa.schema(
         pa.field("nodes", pa.int64(), nullable=True),
         pa.field("status", pa.string(), nullable=True),
         pa.field("line", pa.string(), nullable=True),
+        pa.field("value", pa.float64(), nullable=True),
     ]
 )
+
+RESULT_SCHEMAS = {1: pa.schema([f for f in RESULT_SCHEMA if f.name != "value"]), 2: RESULT_SCHEMA}
+"""The columns of each schema version a data file may have (all of them valid)."""
 
 KEY_COLUMNS = ("seed", "deal", "variant", "policy")

@@ -212,13 +212,15 @@ def _toml_value(v: object) -> str:
 
 _LADDER = ("solver:sensible", "solver:leftmost", "solver:must_fill")
 _PLAIN = ("nomove", "greedy", "human", "lookahead")
+_BRACKET = ("adp", "bound")  # canonicalised when the spec is loaded
 
 DEFAULT_SPEC = {
     "seed": 2026,
     "start": 0,
     "deals": 200_000,
     "variants": ["standard", "strict", "easy", "reverse", "standard+optional", "strict+optional"],
-    "policies": [*_PLAIN, "solver", "solver:sensible+leftmost+must_fill", *_LADDER, "pimc:samples=8"],
+    "policies": [*_PLAIN, "solver", "solver:sensible+leftmost+must_fill", *_LADDER, "pimc:samples=8",
+                 *_BRACKET],
     "batch_size": 25_000,
     "data": DEFAULT_DATA,
     "lines": False,
@@ -259,6 +261,15 @@ DEFAULT_SPEC = {
         "standard/pimc:samples=8": 5_000,
         "strict/pimc:samples=8": 5_000,
         "easy/pimc:samples=8": 0,
+        # the honest bracket (issue 19, docs/bracket.md), per deal on one core (loaded machine, Dec 1
+        # 2026): adp ~0.15 s standard/reverse, ~0.015 s strict; bound ~1-4 s standard/reverse, ~0.02 s
+        # strict; not defined for easy. A check sample here (~2-3 core-minutes): a night of
+        # specs/honest-bracket.toml measures the bracket properly.
+        **{f"{v}/{p}": n for v, p, n in (
+            ("standard", "adp", 200), ("reverse", "adp", 100), ("strict", "adp", 1_000), ("easy", "adp", 0),
+            ("standard", "bound", 40), ("reverse", "bound", 20), ("strict", "bound", 1_000), ("easy", "bound", 0))},
+        # not defined for discards=optional either (the bracket's honest state assumes forced discards)
+        **{f"{v}/{p}": 0 for v in ("standard+optional", "strict+optional") for p in _BRACKET},
     },
     "batch_sizes": {
         "solver": 500,
@@ -272,6 +283,9 @@ DEFAULT_SPEC = {
         "solver:leftmost": 250,
         "solver:must_fill": 5_000,
         "pimc:samples=8": 250,
+        "adp": 100,
+        "bound": 20,
+        "strict/bound": 250,
     },
 }
 """``acesup run`` with no arguments: finishes in a few minutes on 2 cores."""
@@ -415,10 +429,24 @@ def spec_from_dict(values: Mapping[str, object], *, drop_unused: Mapping[str, bo
                   drop_unused=drop_unused.get("caps", False))
     batch_sizes = _table("batch_sizes", d.get("batch_sizes", {}), variants, policies, 1, MAX_BATCH,
                          drop_unused=drop_unused.get("batch_sizes", False))
-    return RunSpec(seed=seed, start=start, deals=deals, variants=tuple(variants),
+    spec = RunSpec(seed=seed, start=start, deals=deals, variants=tuple(variants),
                    policies=tuple(policies), caps=caps, batch_sizes=batch_sizes,
                    batch_size=batch_size, data=str(data), lines=lines,
                    node_limit=node_limit or None)
+    _check_playable(spec)
+    return spec
+
+
+def _check_playable(spec: RunSpec) -> None:
+    """UserError naming every pair with deals whose player cannot play the variant (its registry
+    entry's ``rules_problem``), and the fix: a cap of 0, or another variant."""
+    from engine_rs_free.players import play_problem
+
+    bad = [(v, p, why) for v in spec.variants for p in spec.policies
+           if spec.deals_for(v, p) > 0 and (why := play_problem(p, v))]
+    if bad:
+        raise _fail("policies", "; ".join(f"{p!r} cannot play {v!r}: {why}" for v, p, why in bad)
+                    + "; leave those pairs out with caps (e.g. [caps] \"" + f"{bad[0][0]}/{bad[0][1]}" + "\" = 0)")
 
 
 def read_spec_file(path: str | Path) -> dict[str, object]:

@@ -39,7 +39,7 @@ import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
 from .errors import UserError
-from .schema import RESULT_SCHEMA, SCHEMA_VERSION
+from .schema import RESULT_SCHEMA, RESULT_SCHEMAS, SCHEMA_VERSION
 
 RESULTS = "results"
 RUNS = "runs"
@@ -269,6 +269,7 @@ def result_table(run_id: str, seed: int, variant: str, policy: str, first: int,
     nodes = columns.get("nodes")
     status = columns.get("status")
     line = columns.get("line")
+    value = columns.get("value")
     arrays = [
         _repeat_string(run_id, n),
         pa.array(np.full(n, seed, dtype=np.uint64)),
@@ -282,6 +283,7 @@ def result_table(run_id: str, seed: int, variant: str, policy: str, first: int,
         pa.nulls(n, pa.int64()) if nodes is None else pa.array(np.asarray(nodes, dtype=np.int64)),
         pa.nulls(n, pa.string()) if status is None else pa.array(list(status), pa.string()),
         pa.nulls(n, pa.string()) if line is None else pa.array(list(line), pa.string()),
+        pa.nulls(n, pa.float64()) if value is None else pa.array(np.asarray(value, dtype=np.float64)),
     ]
     meta = {META_SCHEMA: str(SCHEMA_VERSION), META_ENGINE: engine_version, META_RUN: run_id}
     if fingerprint:
@@ -310,20 +312,39 @@ def footer(store: DataStore, rel: str) -> pq.FileMetaData:
 def footer_problem(meta: pq.FileMetaData, *, run_id: str, rows: int, fingerprint: str | None = None) -> str | None:
     """Why a footer does not belong to a finished batch of ``run_id`` with ``rows`` rows (None: it does).
 
-    With ``fingerprint``, a footer that carries another behaviour fingerprint does not belong either.
+    A file of any schema version of pipeline.schema.RESULT_SCHEMAS belongs, with that version's
+    columns. With ``fingerprint``, a footer that carries another behaviour fingerprint does not
+    belong either.
     """
     kv = {k.decode(): v.decode() for k, v in (meta.metadata or {}).items()}
     if fingerprint and kv.get(META_FINGERPRINT, fingerprint) != fingerprint:
         return f"footer fingerprint {kv.get(META_FINGERPRINT)!r} is not {fingerprint!r} (another version of the player)"
     if kv.get(META_RUN) != run_id:
         return f"footer run id {kv.get(META_RUN)!r} is not {run_id!r}"
-    if kv.get(META_SCHEMA) != str(SCHEMA_VERSION):
-        return f"footer schema version {kv.get(META_SCHEMA)!r} is not {SCHEMA_VERSION}"
+    version = kv.get(META_SCHEMA, "")
+    schema = RESULT_SCHEMAS.get(int(version)) if version.isdigit() else None
+    if schema is None:
+        return (f"footer schema version {kv.get(META_SCHEMA)!r} is not one of "
+                f"{', '.join(map(str, RESULT_SCHEMAS))} (pipeline.schema)")
     if meta.num_rows != rows:
         return f"holds {meta.num_rows} rows, its name says {rows}"
-    if not meta.schema.to_arrow_schema().remove_metadata().equals(RESULT_SCHEMA):
-        return "columns differ from pipeline.schema.RESULT_SCHEMA"
+    if not meta.schema.to_arrow_schema().remove_metadata().equals(schema):
+        return f"columns differ from those of schema version {version} (pipeline.schema.RESULT_SCHEMAS)"
     return None
+
+
+def current_table(table: pa.Table) -> pa.Table:
+    """The rows of a data file of any schema version as a table of RESULT_SCHEMA (the current version).
+
+    Columns an older version lacks are nulls (``value`` in version 1); the footer metadata is
+    kept, with the schema version set to SCHEMA_VERSION. Compaction writes its merges from these.
+    """
+    meta = {(k.decode() if isinstance(k, bytes) else k): (v.decode() if isinstance(v, bytes) else v)
+            for k, v in (table.schema.metadata or {}).items()}
+    meta[META_SCHEMA] = str(SCHEMA_VERSION)
+    arrays = [table.column(f.name) if f.name in table.column_names else pa.nulls(table.num_rows, f.type)
+              for f in RESULT_SCHEMA]
+    return pa.Table.from_arrays(arrays, schema=RESULT_SCHEMA.with_metadata(meta))
 
 
 def read_table(store: DataStore, rel: str, columns: list[str] | None = None) -> pa.Table:

@@ -16,8 +16,10 @@ file compaction writes from checked inputs is recorded as verified), or with
 ``deep=True`` every file, checking that each has the SHA-256 its record gives, a
 footer of its run (run id, schema version, row count), key columns that hold
 exactly its deals, seed, variant and policy, and sane values: score 0..48, won ==
-(score == 48), solver rows carry nodes and status and a line when won, other rows
-no nodes or status.
+(score == 48), the optional columns (nodes, status, value) filled exactly where the
+player's registry entry says its rows carry them (``PlayerKind.carries``: the
+solver's nodes and status, the bound's nodes and value, adp's value), and a line
+for every won row of a clairvoyant player.
 
 Reading files in full is what catches what planning trusts (sizes and names);
 ``acesup verify RUN --deep`` does it for the whole folder.
@@ -30,7 +32,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pyarrow.compute as pc
 
-from engine_rs_free.players import parse_player
+from engine_rs_free.players import CLAIRVOYANT, OPTIONAL_COLUMNS, parse_player
 
 from .manifest import pair_key, read_all_manifests, subtract_ranges
 from .rows import intersect_ranges, ranges_size
@@ -64,25 +66,32 @@ class VerifyResult:
 
 
 def _check_values(t, policy: str, path: str, res: VerifyResult) -> None:
+    """Sane values: score 0..48, won == (score == 48), and the optional columns (nodes, status,
+    value) filled in every row exactly where the player's registry entry says its rows carry them.
+
+    A file of schema version 1 has no ``value`` column: it reads as null (no player of that
+    version carried one).
+    """
     score = t.column("score").to_numpy()
     won = t.column("won").to_numpy(zero_copy_only=False)
     if score.min(initial=0) < 0 or score.max(initial=0) > 48:
         res.add(f"{path}: score outside 0..48")
     if not np.array_equal(won, score == 48):
         res.add(f"{path}: won disagrees with score == 48")
-    solver = parse_player(policy).clairvoyant  # the solver's rows carry nodes and status
-    nodes_null = t.column("nodes").null_count
-    status = t.column("status")
-    if solver:
-        if nodes_null or status.null_count:
-            res.add(f"{path}: solver rows without nodes or status")
-        elif not set(status.unique().to_pylist()) <= {"solved", "gave_up"}:
-            res.add(f"{path}: status other than solved/gave_up")
+    entry = parse_player(policy).entry
+    for name in OPTIONAL_COLUMNS:
+        nulls = t.column(name).null_count if name in t.column_names else t.num_rows
+        if name in entry.carries and nulls:
+            res.add(f"{path}: {nulls} rows without {name} ({entry.kind} rows carry {', '.join(entry.carries)})")
+        elif name not in entry.carries and nulls != t.num_rows:
+            res.add(f"{path}: {t.num_rows - nulls} rows with {name} ({entry.kind} rows carry "
+                    f"{', '.join(entry.carries) or 'no optional column'})")
+    if "status" in entry.carries and not set(t.column("status").unique().to_pylist()) <= {"solved", "gave_up", None}:
+        res.add(f"{path}: status other than solved/gave_up")
+    if entry.role == CLAIRVOYANT:
         lines_of_won = pc.filter(t.column("line"), t.column("won"))
         if lines_of_won.null_count:
-            res.add(f"{path}: {lines_of_won.null_count} won solver rows without a line")
-    elif nodes_null != t.num_rows or status.null_count != t.num_rows:
-        res.add(f"{path}: non-solver rows with nodes or status")
+            res.add(f"{path}: {lines_of_won.null_count} won {entry.kind} rows without a line")
 
 
 def _check_aggregates(store: DataStore, manifests, res: VerifyResult) -> None:

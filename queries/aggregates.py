@@ -26,15 +26,21 @@ Tables (one row per key; ``preset`` is the variant without ``+optional``):
 ``ledger``    (generation, seed, variant, policy, first, last): the deal ranges each
               generation included; their union is what the tables count.
 ``nights``    (generation, at, rows, total_rows): one row per step, with its UTC time.
-``tallies``   (generation, variant, policy, deals, wins, gave_up, score_sum, moves_sum):
-              what each generation added: sum over generations for the totals, take a
-              running sum for the figures night by night.
+``tallies``   (generation, variant, policy, deals, wins, gave_up, score_sum, moves_sum,
+              valued, value_sum, value_sq_sum): what each generation added: sum over
+              generations for the totals, take a running sum for the figures night by
+              night. ``valued``: rows with a ``value`` (the honest bracket's players);
+              ``value_sum``/``value_sq_sum``: the sum of v and of v² over the rows, v the
+              per-deal value in integer units of 1e-9 (``round(value * 1e9)``), or 1e9·1{won}
+              for a row without one (HUGEINT: exact, so the sums do not depend on row order).
 ``scores``    (variant, policy, score, deals): how many deals ended at each score.
 ``pairs``     (variant_a, policy_a, variant_b, policy_b, deals, a_wins, b_wins, a_only,
-              b_only, a_undecided, b_undecided, gap_sum, gap_sq_sum): every two players
+              b_only, a_undecided, b_undecided, gap_sum, gap_sq_sum, value_gap_sum,
+              value_gap_sq_sum): every two players
               of one preset on the deals both played (same seed and deal), side a
               before side b by (variant, policy); a_only: a won and b did not;
-              a_undecided: a gave up and b did not win; gap: a's score minus b's.
+              a_undecided: a gave up and b did not win; gap: a's score minus b's;
+              value_gap: a's v minus b's (v as in tallies; HUGEINT sums).
 ``coverage``  (seed, variant, policy, run_id, deals, first_deal, last_deal).
 
 A pair is counted once, in the step where its later side arrives: the new
@@ -59,23 +65,26 @@ from pipeline.rows import intersect_ranges, ranges_size, read_ranges
 from pipeline.storage import DataStore, sha256_bytes
 
 AGG_DIR = "aggregates"
-FORMAT = 1
+FORMAT = 2  # 2: the value sums (issue 19); a folder with format-1 aggregates is rebuilt from its rows once
+VALUE_UNIT = 1_000_000_000  # v = round(value * 1e9): the per-deal value as an exact integer
 CHUNK_ROWS = 4_000_000  # new rows read at once (per seed): bounds the step's memory
 KEEP_GENERATIONS = 2
 
 _S = pa.string()
 _I64 = pa.int64()
+_HUGE = pa.decimal128(38, 0)  # DuckDB's HUGEINT as Arrow and Parquet hold it
 SCHEMAS = {
     "ledger": pa.schema([("generation", pa.int32()), ("seed", pa.uint64()), ("variant", _S), ("policy", _S),
                          ("first", _I64), ("last", _I64)]),
     "nights": pa.schema([("generation", pa.int32()), ("at", _S), ("rows", _I64), ("total_rows", _I64)]),
     "tallies": pa.schema([("generation", pa.int32()), ("variant", _S), ("policy", _S), ("deals", _I64),
-                          ("wins", _I64), ("gave_up", _I64), ("score_sum", _I64), ("moves_sum", _I64)]),
+                          ("wins", _I64), ("gave_up", _I64), ("score_sum", _I64), ("moves_sum", _I64),
+                          ("valued", _I64), ("value_sum", _HUGE), ("value_sq_sum", _HUGE)]),
     "scores": pa.schema([("variant", _S), ("policy", _S), ("score", pa.int32()), ("deals", _I64)]),
     "pairs": pa.schema([("variant_a", _S), ("policy_a", _S), ("variant_b", _S), ("policy_b", _S),
                         ("deals", _I64), ("a_wins", _I64), ("b_wins", _I64), ("a_only", _I64), ("b_only", _I64),
                         ("a_undecided", _I64), ("b_undecided", _I64), ("gap_sum", _I64),
-                        ("gap_sq_sum", _I64)]),
+                        ("gap_sq_sum", _I64), ("value_gap_sum", _HUGE), ("value_gap_sq_sum", _HUGE)]),
     "coverage": pa.schema([("seed", pa.uint64()), ("variant", _S), ("policy", _S), ("run_id", _S),
                            ("deals", _I64), ("first_deal", _I64), ("last_deal", _I64)]),
 }
@@ -253,11 +262,22 @@ def _minus(a: dict[Side, list[list[int]]], b: dict[Side, list[list[int]]]) -> di
 
 # --- one step ------------------------------------------------------------------------------
 
+def value_units(value: str, won: str) -> str:
+    """SQL of v (see ``tallies``): the value in integer units of 1e-9, or 1e9·1{won} without one.
+
+    queries/honest_bracket.sql's raw-row twin (tests/honest_bracket_rows.sql) computes the same.
+    """
+    return (f"(CASE WHEN {value} IS NOT NULL THEN round({value} * 1e9)::HUGEINT "
+            f"WHEN {won} THEN {VALUE_UNIT}::HUGEINT ELSE 0::HUGEINT END)")
+
+
 _DELTA_SQL = {
-    "tallies": """
+    "tallies": f"""
         SELECT s.variant, s.policy, count(*) AS deals, count(*) FILTER (WHERE n.won) AS wins,
                count(*) FILTER (WHERE n.gave_up) AS gave_up, sum(n.score::BIGINT)::BIGINT AS score_sum,
-               sum(n.moves::BIGINT)::BIGINT AS moves_sum
+               sum(n.moves::BIGINT)::BIGINT AS moves_sum, count(n.value) AS valued,
+               sum({value_units("n.value", "n.won")})::HUGEINT AS value_sum,
+               sum({value_units("n.value", "n.won")} * {value_units("n.value", "n.won")})::HUGEINT AS value_sq_sum
         FROM n JOIN sides s USING (side) GROUP BY s.variant, s.policy""",
     "scores": """
         SELECT s.variant, s.policy, n.score::INTEGER AS score, count(*) AS deals
@@ -269,12 +289,14 @@ _DELTA_SQL = {
         GROUP BY s.variant, s.policy, r.run_id""",
     # Each pair with a new side once: a new row with every other side's row of the same preset
     # and deal that was already included, and with every new row of a higher side.
-    "pairs": """
-        WITH nn AS (SELECT n.side, n.deal, n.score, n.won, n.gave_up, s.preset FROM n JOIN sides s USING (side)),
+    "pairs": f"""
+        WITH nn AS (SELECT n.side, n.deal, n.score, n.won, n.gave_up, {value_units("n.value", "n.won")} AS v,
+                           s.preset FROM n JOIN sides s USING (side)),
         uu AS (
-            SELECT side, deal, score, won, gave_up, preset, true AS is_new FROM nn
+            SELECT side, deal, score, won, gave_up, v, preset, true AS is_new FROM nn
             UNION ALL
-            SELECT o.side, o.deal, o.score, o.won, o.gave_up, s.preset, false FROM o JOIN sides s USING (side)
+            SELECT o.side, o.deal, o.score, o.won, o.gave_up, {value_units("o.value", "o.won")}, s.preset, false
+            FROM o JOIN sides s USING (side)
         ),
         j AS (
             SELECT least(a.side, b.side) AS lo, greatest(a.side, b.side) AS hi,
@@ -283,7 +305,8 @@ _DELTA_SQL = {
                    CASE WHEN a.side < b.side THEN a.gave_up ELSE b.gave_up END AS lo_gave_up,
                    CASE WHEN a.side < b.side THEN b.gave_up ELSE a.gave_up END AS hi_gave_up,
                    CASE WHEN a.side < b.side THEN a.score::BIGINT - b.score::BIGINT
-                        ELSE b.score::BIGINT - a.score::BIGINT END AS gap
+                        ELSE b.score::BIGINT - a.score::BIGINT END AS gap,
+                   CASE WHEN a.side < b.side THEN a.v - b.v ELSE b.v - a.v END AS value_gap
             FROM nn a JOIN uu b ON b.deal = a.deal AND b.preset = a.preset AND b.side <> a.side
             WHERE NOT b.is_new OR a.side < b.side
         )
@@ -296,21 +319,26 @@ _DELTA_SQL = {
                count(*) FILTER (WHERE lo_gave_up AND NOT hi_won) AS a_undecided,
                count(*) FILTER (WHERE hi_gave_up AND NOT lo_won) AS b_undecided,
                sum(gap)::BIGINT AS gap_sum,
-               sum(gap * gap)::BIGINT AS gap_sq_sum
+               sum(gap * gap)::BIGINT AS gap_sq_sum,
+               sum(value_gap)::HUGEINT AS value_gap_sum,
+               sum(value_gap * value_gap)::HUGEINT AS value_gap_sq_sum
         FROM j JOIN sides sa ON sa.side = j.lo JOIN sides sb ON sb.side = j.hi
         GROUP BY sa.variant, sa.policy, sb.variant, sb.policy""",
 }
 
+def sum_sql(name: str, first: int) -> str:
+    """``sum(c)::T AS c`` for the columns of table ``name`` from index ``first`` (T: BIGINT, or HUGEINT)."""
+    schema = SCHEMAS[name]
+    return ", ".join(f"sum({f.name})::{'HUGEINT' if f.type == _HUGE else 'BIGINT'} AS {f.name}"
+                     for f in list(schema)[first:])
+
+
 _MERGE_SQL = {
     "scores": "SELECT variant, policy, score, sum(deals)::BIGINT AS deals FROM t GROUP BY ALL",
-    "pairs": ("SELECT variant_a, policy_a, variant_b, policy_b, "
-              + ", ".join(f"sum({c})::BIGINT AS {c}" for c in SCHEMAS["pairs"].names[4:])
-              + " FROM t GROUP BY ALL"),
+    "pairs": "SELECT variant_a, policy_a, variant_b, policy_b, " + sum_sql("pairs", 4) + " FROM t GROUP BY ALL",
     "coverage": ("SELECT seed, variant, policy, run_id, sum(deals)::BIGINT AS deals, min(first_deal) AS first_deal, "
                  "max(last_deal) AS last_deal FROM t GROUP BY ALL"),
-    "tallies": ("SELECT generation, variant, policy, "
-                + ", ".join(f"sum({c})::BIGINT AS {c}" for c in SCHEMAS["tallies"].names[3:])
-                + " FROM t GROUP BY ALL"),
+    "tallies": "SELECT generation, variant, policy, " + sum_sql("tallies", 3) + " FROM t GROUP BY ALL",
 }
 
 
@@ -333,13 +361,15 @@ def _read_side(store: DataStore, files: list[LiveFile], ranges, side_id: int, ru
         part = intersect_ranges([(f.first, f.last)], ranges)
         if not part:
             continue
-        # status is null but for the solver's rows (a column of nulls costs nothing to read)
-        cols = ["deal", "score", "won", "status"] + (["moves"] if new else [])
+        # status is null but for the solver's rows, value but for the bracket's (a column of nulls
+        # costs nothing to read; a file of schema version 1 reads as nulls)
+        cols = ["deal", "score", "won", "status", "value"] + (["moves"] if new else [])
         t = read_ranges(store, f.path, part, cols)
         n = t.num_rows
         gave_up = pc.fill_null(pc.equal(t.column("status"), "gave_up"), False)
         arrays = {"side": pa.array(np.full(n, side_id, dtype=np.int32)), "deal": t.column("deal"),
-                  "score": t.column("score"), "won": t.column("won"), "gave_up": gave_up}
+                  "score": t.column("score"), "won": t.column("won"), "gave_up": gave_up,
+                  "value": t.column("value")}
         if new:
             arrays["moves"] = t.column("moves")
             arrays["run"] = pa.array(np.full(n, run_ids[f.run_id], dtype=np.int32))
@@ -348,9 +378,10 @@ def _read_side(store: DataStore, files: list[LiveFile], ranges, side_id: int, ru
 
 
 _N_SCHEMA = pa.schema([("side", pa.int32()), ("deal", _I64), ("score", pa.int8()), ("won", pa.bool_()),
-                       ("gave_up", pa.bool_()), ("moves", pa.int16()), ("run", pa.int32())])
+                       ("gave_up", pa.bool_()), ("value", pa.float64()), ("moves", pa.int16()),
+                       ("run", pa.int32())])
 _O_SCHEMA = pa.schema([("side", pa.int32()), ("deal", _I64), ("score", pa.int8()), ("won", pa.bool_()),
-                       ("gave_up", pa.bool_())])
+                       ("gave_up", pa.bool_()), ("value", pa.float64())])
 
 
 def _concat(parts: list[pa.Table], schema: pa.Schema) -> pa.Table:

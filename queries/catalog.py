@@ -12,13 +12,16 @@ data folder's files, so its size does not depend on how many rows there are:
 ``results`` (view)
     every row of ``DATA/results/**/*.parquet`` (pipeline.schema.RESULT_SCHEMA),
     read with hive partitioning *off*: the ``variant`` and ``policy`` columns in
-    the files are the truth, the folder names are only for people. A folder in
+    the files are the truth, the folder names are only for people. Files of every
+    schema version are read by column name (``union_by_name``): ``value`` is null
+    in the rows of version-1 files. A folder in
     which the files of one variant × policy carry two behaviour fingerprints
     (pipeline.fingerprint) gets no catalog: the build stops with a UserError
     naming the pair, so no query or report pools rows of two versions of a player.
 ``tallies``, ``score_counts``, ``pairs``, ``deal_coverage``, ``nights``, ``ledger`` (views)
     the aggregate tables of queries.aggregates (newest generation): per variant ×
-    policy deals, wins, gave_up, score_sum, moves_sum; deals per score; every two
+    policy deals, wins, gave_up, score_sum, moves_sum and the exact value sums
+    (valued, value_sum, value_sq_sum, HUGEINT); deals per score; every two
     players of a preset on the deals both played; deals per seed, variant, policy and
     run; per step (``nights``: generation, at, variant, policy, what the step added
     and the running totals); the deal ranges each step included. The report reads
@@ -34,8 +37,11 @@ macros
     ``wilson_low(k, n)``, ``wilson_high(k, n)``: the 95% Wilson score interval of
     ``k`` successes in ``n`` trials (z = 1.96), NULL when ``n`` is 0;
     ``one_in(k, n)``: ``n / k`` (NULL when ``k`` is 0);
-    ``player_kind(policy)``: ``'clairvoyant'`` for the solver (it knows the
-    stock order), ``'honest'`` for every other player;
+    ``player_kind(policy)``: the role of the player's kind in the registry
+    (engine_rs_free.players): ``'clairvoyant'`` for the solver (it knows the
+    stock order), ``'bound'`` for the honest bracket's upper end (``bound:…``: a
+    penalised clairvoyant search, whose rows are no player's wins), ``'honest'``
+    for every other player;
     ``solver_restriction(policy)``: ``'none'`` for ``solver``, the options
     (``'sensible+leftmost+must_fill'``) for a restricted solver, NULL otherwise;
     ``variant_preset(variant)``, ``variant_discards(variant)``: ``'strict'`` and
@@ -74,13 +80,14 @@ from pathlib import Path
 CATALOG_NAME = "acesup.duckdb"
 CATALOG_SQL = "acesup.sql"
 CATALOG_DIR = "catalog"
-CATALOG_VERSION = 6  # bump when the views, tables or macros change: older catalogs are rebuilt
+CATALOG_VERSION = 7  # bump when the views, tables or macros change: older catalogs are rebuilt
 STORAGE_VERSION = "v1.0.0"  # the oldest DuckDB storage format: every client since 1.0 reads the file
 QUERY_DIR = Path(__file__).resolve().parent
 WILSON_Z = 1.96
 
 REPORT_QUERIES = (
     "headline",
+    "honest_bracket",
     "win_odds",
     "score_distribution",
     "policy_gap",
@@ -92,15 +99,21 @@ REPORT_QUERIES = (
 )
 """The named queries of the report, in report order (files ``queries/NAME.sql``)."""
 
-def _clairvoyant_test() -> str:
-    """SQL that is true for a player name of a clairvoyant kind of the registry (engine_rs_free.players)."""
+def _role_test(role: str) -> str:
+    """SQL that is true for a player name ``p`` of a kind of the registry with ``role`` (engine_rs_free.players)."""
     from engine_rs_free.players import REGISTRY
 
-    kinds = [k for k, e in REGISTRY.items() if e.clairvoyant]
+    kinds = [k for k, e in REGISTRY.items() if e.role == role]
     return " OR ".join(f"p = '{k}' OR starts_with(p, '{k}:')" for k in kinds) or "false"
 
 
-_CLAIRVOYANT_TEST = _clairvoyant_test()
+def _player_kind_sql() -> str:
+    """The body of the ``player_kind(p)`` macro: each role of the registry but honest, then 'honest'."""
+    from engine_rs_free.players import HONEST, ROLES
+
+    whens = " ".join(f"WHEN {_role_test(r)} THEN '{r}'" for r in ROLES if r != HONEST)
+    return f"CASE {whens} ELSE '{HONEST}' END"
+
 
 # paired_half: the half width of the normal 95% interval of a mean of per-deal differences
 # won_a - won_b (each -1, 0 or 1) over n paired deals, from the counts a_only (a won, b did not)
@@ -125,8 +138,7 @@ CREATE MACRO paired_half(a_only, b_only, n) AS
     CASE WHEN n > 1 THEN {WILSON_Z} * sqrt(greatest(0.0, ((a_only + b_only)::DOUBLE
         - (a_only - b_only)::DOUBLE * (a_only - b_only) / n) / (n - 1)) / n) END;
 CREATE MACRO one_in(k, n) AS CASE WHEN k > 0 THEN n::DOUBLE / k END;
-CREATE MACRO player_kind(p) AS
-    CASE WHEN {_CLAIRVOYANT_TEST} THEN 'clairvoyant' ELSE 'honest' END;
+CREATE MACRO player_kind(p) AS {_player_kind_sql()};
 CREATE MACRO solver_restriction(p) AS
     CASE WHEN p = 'solver' THEN 'none' WHEN starts_with(p, 'solver:') THEN substr(p, 8) END;
 CREATE MACRO variant_preset(v) AS split_part(v, '+', 1);
@@ -249,7 +261,7 @@ def _empty_results_sql() -> str:
     from pipeline.schema import RESULT_SCHEMA
 
     duck = {"string": "VARCHAR", "uint64": "UBIGINT", "int64": "BIGINT", "int8": "TINYINT",
-            "int16": "SMALLINT", "bool": "BOOLEAN"}
+            "int16": "SMALLINT", "bool": "BOOLEAN", "double": "DOUBLE"}
     cols = ", ".join(f"NULL::{duck[str(f.type)]} AS {f.name}" for f in RESULT_SCHEMA)
     return f"SELECT {cols} WHERE false"
 
@@ -258,7 +270,7 @@ def _arrow_duck_type(t) -> str:
     import pyarrow as pa
 
     return {pa.string(): "VARCHAR", pa.int64(): "BIGINT", pa.int32(): "INTEGER", pa.uint64(): "UBIGINT",
-            pa.bool_(): "BOOLEAN", pa.float64(): "DOUBLE"}[t]
+            pa.bool_(): "BOOLEAN", pa.float64(): "DOUBLE", pa.decimal128(38, 0): "HUGEINT"}[t]
 
 
 def _parquet_view(name: str, path: Path | None, schema, select: str = "*", group_by: str = "") -> str:
@@ -308,13 +320,17 @@ def _index_tables(manifests) -> tuple:
 
 def catalog_sql(data: Path, state, info: dict[str, str]) -> str:
     """Every view and macro of the catalog as SQL text (what acesup.sql holds and the catalog runs)."""
-    from queries.aggregates import SCHEMAS
+    import pyarrow as pa
+
+    from queries.aggregates import SCHEMAS, sum_sql
 
     parts = [_MACROS, _deal_macros()]
     if result_files(data):
         glob = str(data / "results" / "**" / "*.parquet")
+        # union_by_name: files of every schema version (pipeline.schema) in one view, a column an
+        # older version lacks (value, version 1) as nulls
         parts.append(f"CREATE VIEW results AS SELECT * FROM read_parquet({_sql_string(glob)}, "
-                     "hive_partitioning = false, union_by_name = false);")
+                     "hive_partitioning = false, union_by_name = true);")
     else:
         parts.append(f"CREATE VIEW results AS {_empty_results_sql()};")
     meta = (state.record or {}).get("tables", {}) if state.generation else {}
@@ -324,11 +340,12 @@ def catalog_sql(data: Path, state, info: dict[str, str]) -> str:
 
     parts += [
         _parquet_view("ledger", path("ledger"), SCHEMAS["ledger"]),
-        _parquet_view("tallies", path("tallies"), SCHEMAS["tallies"].remove(0), select=(
-            "variant, policy, " + ", ".join(f"sum({c})::BIGINT AS {c}" for c in SCHEMAS["tallies"].names[3:])),
-            group_by="variant, policy"),
+        _parquet_view("tallies", path("tallies"), SCHEMAS["tallies"].remove(0),
+                      select="variant, policy, " + sum_sql("tallies", 3), group_by="variant, policy"),
         _parquet_view("score_counts", path("scores"), SCHEMAS["scores"]),
-        _parquet_view("pairs", path("pairs"), SCHEMAS["pairs"]),
+        # the HUGEINT sums are stored as DECIMAL(38, 0); the view gives them back as HUGEINT
+        _parquet_view("pairs", path("pairs"), SCHEMAS["pairs"], select=", ".join(
+            f"{f.name}::HUGEINT AS {f.name}" if f.type == pa.decimal128(38, 0) else f.name for f in SCHEMAS["pairs"])),
         _parquet_view("deal_coverage", path("coverage"), SCHEMAS["coverage"]),
     ]
     if path("tallies"):

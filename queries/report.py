@@ -60,6 +60,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 SECTIONS = (
     ("headline", "Headline odds"),
+    ("bracket", "Honest play, bracketed"),
     ("claims", "How the published claims hold up"),
     ("scores", "Score distributions"),
     ("gaps", "Policy gaps"),
@@ -335,6 +336,8 @@ def collect(data: str | os.PathLike, *, rebuild: bool = False) -> dict:
                       "(normal interval on the per-deal differences)",
         },
         "headline": headline_rows(tables["headline"]),
+        "honest_bracket": tables["honest_bracket"],
+        "claims_against_bracket": claims_against_bracket(tables["claims"], tables["honest_bracket"]),
         "tables": {
             **tables,
             "claim_readings": claim_readings(tables["claims"]),
@@ -528,6 +531,57 @@ def method_paragraphs(doc: dict) -> list[tuple[str, str]]:
     return out
 
 
+BRACKET_NOTE = (
+    "lower: the honest player with the highest estimated win rate (for adp the mean of 1{won} - z, z the "
+    "bound's penalty along its own line, with a normal 95% interval; for other players the plain rate with "
+    "its Wilson interval); upper: a proven upper bound on every honest player's win rate (information "
+    "relaxation with a penalty, Brown, Smith & Sun 2010), with a normal 95% interval on its per-deal values "
+    "(docs/bracket.md)."
+)
+
+
+def claims_against_bracket(claims: list[dict], bracket: list[dict]) -> list[dict]:
+    """Each claim of a variant with a bracket: below, inside or above the honest bracket.
+
+    'above' means no honest player can win that often (the claim exceeds the bound's upper end
+    with 95% confidence); 'below' means the lower player wins more often than the claim says.
+    """
+    ends = {r["variant"]: r for r in bracket}
+    seen, out = set(), []
+    for c in sorted(claims, key=lambda c: c["claim_id"]):
+        b = ends.get(c["claim_preset"])
+        if b is None or c["claim_id"] in seen:
+            continue
+        seen.add(c["claim_id"])
+        rate = c["stated_rate"]
+        if b["upper_high"] is not None and rate > b["upper_high"]:
+            where = "above"
+        elif b["lower_low"] is not None and rate < b["lower_low"]:
+            where = "below"
+        else:
+            where = "inside"
+        out.append({"claim_id": c["claim_id"], "claim": c["claim"], "variant": c["claim_preset"],
+                    "stated_rate": rate, "lower_low": b["lower_low"], "upper_high": b["upper_high"],
+                    "against_bracket": where})
+    return out
+
+
+def _bracket_table(doc):
+    return (["variant", "lower (player)", "lower 95%", "upper", "upper 95%", "deals", "upper - lower (paired)"],
+            [[r["variant"], f"{pct(r['lower_rate'])} ({r['lower_player']})" if r["lower_player"] else "—",
+              pct_range(r["lower_low"], r["lower_high"]) if r["lower_player"] else "—",
+              f"{pct(r['upper_estimate'])} ({r['upper_method']})", pct_range(r["upper_low"], r["upper_high"]),
+              num(r["deals"]),
+              f"{pct(r['gap'])} [{pct_range(r['gap_low'], r['gap_high'])}]" if r["gap"] is not None else "—"]
+             for r in doc.get("honest_bracket", [])])
+
+
+def _bracket_claims_table(doc):
+    return (["claim", "variant", "stated", "against the honest bracket"],
+            [[c["claim"], c["variant"], pct(c["stated_rate"]), c["against_bracket"]]
+             for c in doc.get("claims_against_bracket", [])])
+
+
 def claim_verdict(c: dict) -> str:
     """One sentence: which readings a claim fits, or the nearest if none."""
     if c["fits"]:
@@ -666,8 +720,10 @@ def render_markdown(doc: dict) -> str:
           f"{num(p['distinct_deals'])} distinct deals · seed(s) {', '.join(str(s) for s in p['seeds']) or '—'}", "",
           "Win rates with 95% Wilson intervals. *Clairvoyant*: the exact solver, which knows the order of the "
           "stock. *Honest*: the best player that does not. " + GAVE_UP_NOTE, ""]
-    md += ["## Headline odds", "", _md_table(*_headline_table(doc)), "",
-           "All variants and players:", "", _md_table(*_win_odds_table(doc)), ""]
+    md += ["## Headline odds", "", _md_table(*_headline_table(doc)), ""]
+    md += ["## Honest play, bracketed", "", BRACKET_NOTE, "", _md_table(*_bracket_table(doc)), "",
+           "The published claims against the bracket:", "", _md_table(*_bracket_claims_table(doc)), ""]
+    md += ["All variants and players:", "", _md_table(*_win_odds_table(doc)), ""]
     md += ["## How the published claims hold up", "",
            "None of the sources gives a method or a sample size, so each claim is set against every measured "
            "figure of its variant (clairvoyant with and without restrictions, honest players, forced and optional "
@@ -820,7 +876,11 @@ def render_html(doc: dict, info: dict) -> str:
     h += ['<section id="headline">', "<h2>Headline odds</h2>", _legend()]
     if head_rows:
         h.append(plots.interval_chart(head_rows, title="Win rate per variant, clairvoyant and honest"))
-    h += [_html_table(*_headline_table(doc)), "<h3>All variants and players</h3>", _html_table(*_win_odds_table(doc)),
+    h += [_html_table(*_headline_table(doc)), "</section>"]
+    h += ['<section id="bracket">', "<h2>Honest play, bracketed</h2>", f"<p>{escape(BRACKET_NOTE)}</p>",
+          _html_table(*_bracket_table(doc)), "<h3>The published claims against the bracket</h3>",
+          _html_table(*_bracket_claims_table(doc)), "</section>"]
+    h += ['<section id="players">', "<h3>All variants and players</h3>", _html_table(*_win_odds_table(doc)),
           "</section>"]
     h += ['<section id="claims">', "<h2>How the published claims hold up</h2>",
           "<p>None of the sources gives a method or a sample size, so each claim is set against every measured "

@@ -401,6 +401,7 @@ TABLE_KEYS = {
     "value_of_optional": ("variant", "policy"),
     "coverage": ("seed", "variant", "policy", "run_id"),
     "score_summary": ("variant", "policy"),
+    "honest_bracket": ("variant",),
 }
 
 

@@ -85,6 +85,8 @@ def test_incremental_report_equals_the_independent_recomputation(history):
     doc = json.loads(Path(build_report(history)["report_json"]).read_text())
     want = expected_tables(history)
     for name in TABLE_KEYS:
+        if name == "honest_bracket":  # needs the bracket's players: tests/test_bracket_report.py
+            continue
         assert doc["tables"][name], name
         assert compare_rows(name, doc["tables"][name], want[name]) == [], name
     assert doc["provenance"]["duplicate_keys"] == 0

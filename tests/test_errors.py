@@ -42,6 +42,17 @@ def _input_error_triggers():
                                                                      node_limit=0)
     yield "position", PositionParseError, lambda: game.parse_position("AS | KS")
     yield "samples", InputRangeError, lambda: pimc.sample_orders([1, 2], 0, seed=0, index=0, decision=0)
+    # the honest bracket's players (adp.py, bound.py and the modules under them)
+    from engine_rs_free import adp, bound, infostate, value
+
+    yield "bracket rules", infostate.UnsupportedRulesError, lambda: adp.play(deals.deal_batch(0, 0, 1), "easy",
+                                                                              "adp", seed=0)
+    yield "model", value.UnknownModelError, lambda: value.load_model("nosuch")
+    yield "bound player", players.UnknownPlayerError, lambda: bound.parse_bound("bound:w=nosuch")
+    yield "bound stock", PositionParseError, lambda: bound.penalised_value([[0], [1], [2], [3]], [4, 5, 6],
+                                                                           "standard", seed=0, index=0)
+    yield "tuples", InputRangeError, lambda: value.sample_tuples(list(range(8)), 0, seed=0, index=0, counter=0,
+                                                                          stream=value.STREAM_PENALTY)
 
 
 @pytest.mark.parametrize("what,cls,trigger", list(_input_error_triggers()), ids=[w for w, _, _ in _input_error_triggers()])

@@ -291,3 +291,48 @@ def test_compaction_and_the_aggregates_never_mix_two_fingerprints(tmp_path):
     assert compact(data).merges == 1
     assert {file_fingerprint(store, f) for f in store.list_files("results")} == {first}
     assert update_aggregates(data).rows_added == 400
+
+
+def test_the_bracket_players_are_fingerprinted_with_their_value_column(monkeypatch):
+    """adp and bound (slow: fewer decks) hash their value column too, rounded to VALUE_DIGITS decimals;
+    players without one keep the digest of the format from before the column existed."""
+    import hashlib
+    import json
+    from dataclasses import asdict
+
+    import numpy as np
+
+    import engine_rs_free.bound as bound
+    from pipeline.fingerprint import BRACKET_DECKS, FORMAT, VALUE_DIGITS, _columns
+
+    assert deck_set_for("standard", "adp").count == BRACKET_DECKS["adp"] < 500
+    assert deck_set_for("reverse", "bound:samples=8").count == BRACKET_DECKS["bound"] < BRACKET_DECKS["adp"]
+    a = compute("strict", "bound:samples=8")
+    assert a.digest == compute("strict", "bound:samples=8").digest
+    assert len(a.values["value"]) == BRACKET_DECKS["bound"] and all(isinstance(v, float) for v in a.values["value"])
+    assert a.values["line"] is None and a.values["status"] is None and len(a.values["nodes"]) == 4
+    adp = compute("strict", "adp:samples=4,psamples=8")
+    assert len(adp.values["value"]) == BRACKET_DECKS["adp"] and adp.values["nodes"] is None
+
+    play_player = bound.play_player
+
+    def shifted(by):
+        def play(*args, **kwargs):
+            res = play_player(*args, **kwargs)
+            return replace(res, value=res.value + np.where(np.arange(len(res.value)) == 1, by, 0.0))
+        return play
+
+    monkeypatch.setattr(bound, "play_player", shifted(10.0 ** -(VALUE_DIGITS + 3)))
+    assert compute("strict", "bound:samples=8").digest == a.digest  # a last-bit difference is no change
+    monkeypatch.setattr(bound, "play_player", shifted(1e-6))
+    b = compute("strict", "bound:samples=8")
+    assert b.digest != a.digest and b.values["score"] == a.values["score"]
+    monkeypatch.undo()
+
+    # no value column: the same digest as the format hashed before it existed (no "value" key)
+    decks = deck_set_for("standard", "greedy")
+    cols = {k: v for k, v in _columns("standard", "greedy", decks).items() if k != "value"}
+    assert set(cols) == {"score", "won", "moves", "decisions", "nodes", "status", "line"}
+    text = json.dumps({"format": FORMAT, "variant": "standard", "policy": "greedy", "decks": asdict(decks),
+                       "columns": cols}, sort_keys=True, separators=(",", ":"))
+    assert compute("standard", "greedy").digest == hashlib.sha256(text.encode()).hexdigest()[:16]

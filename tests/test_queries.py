@@ -72,7 +72,12 @@ def test_fixture_is_a_real_run_with_what_the_queries_need(data):
     assert df["won"].sum() > 0
 
 
-@pytest.mark.parametrize("name", REPORT_QUERIES)
+# honest_bracket needs the bracket's players, which this fixture does not run (the bound takes seconds
+# a deal): its recomputation twin runs on a data folder of its own in tests/test_bracket_report.py.
+RECOMPUTED_HERE = tuple(q for q in REPORT_QUERIES if q != "honest_bracket")
+
+
+@pytest.mark.parametrize("name", RECOMPUTED_HERE)
 def test_query_matches_independent_recomputation(con, expected, name):
     got = run_query(con, name).to_pylist()
     assert got, f"{name} returned no rows"

@@ -87,7 +87,8 @@ def test_batch_size_does_not_change_any_number(doc_a, data_a, data_b):
     assert md_a == md_b
 
 
-@pytest.mark.parametrize("name", list(TABLE_KEYS))
+# honest_bracket needs the bracket's players, which these runs do not play: tests/test_bracket_report.py
+@pytest.mark.parametrize("name", [k for k in TABLE_KEYS if k != "honest_bracket"])
 def test_report_numbers_equal_independent_recomputation(doc_a, expected_a, name):
     got = doc_a["tables"][name]
     assert got

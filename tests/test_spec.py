@@ -163,3 +163,15 @@ def test_subtract_ranges_is_set_difference(raw, a, n):
     assert {d for x, y in merged for d in range(x, y + 1)} == covered
     gaps = subtract_ranges(a, a + n, merged)
     assert {d for x, y in gaps for d in range(x, y + 1)} == set(range(a, a + n + 1)) - covered
+
+
+def test_a_pair_its_player_cannot_play_is_refused_up_front():
+    """adp and bound cover standard, strict and reverse with forced discards (their registry entry's
+    rules_problem): a spec that gives them deals of another variant names the pairs and the fix."""
+    with pytest.raises(UserError, match=r"'bound:w=w1,samples=32,exact=4' cannot play 'easy': .*not easy.*"
+                                        r"'adp:.*' cannot play 'strict\+optional': .*forced discards.*caps"):
+        load_spec(None, data="/tmp/unused", variants="easy,strict+optional", policies="greedy,bound,adp",
+                  deals=10, caps={"easy/adp": 0, "strict+optional/bound": 0})
+    spec = load_spec(None, data="/tmp/unused", variants="easy,strict", policies="greedy,adp", deals=10,
+                     caps={"easy/adp": 0})
+    assert spec.deals_for("easy", spec.policies[1]) == 0 and spec.deals_for("strict", spec.policies[1]) == 10

@@ -1,0 +1,275 @@
+"""Fit the value model W (``value.Model``) by fitted value iteration, backwards over the deals.
+
+    python -m engine_rs_free.fit --name w1 [--variant standard] [--games 30000] [--tuples 32] [--seed 19]
+                                 [--features 30]
+
+(the shipped ``w1.npz`` and ``w1-strict.npz`` were made so; the refit command of a model is
+in its ``meta``).
+
+Seed-reproducible: the same arguments give the same file, bit for bit, on the
+same NumPy/Numba (the states come from seeded deals and a seeded behaviour
+policy, the targets from seeded tuples, the fit from a seeded generator).
+
+1. States. ``--games`` deals of seed ``--seed`` (deal indices from 10**9 on, far
+   from the measured ranges) are played by a behaviour policy: at each deal it
+   takes, among the positions reachable by moves, the best by discards, then
+   Aces at the bottom, then empty piles (the ``lookahead`` policy's value), or
+   with probability ``--explore`` a uniformly random one (with ``--from`` a model,
+   the best by that model's value instead). The position about to deal is kept
+   for each of the 12 deals: the states of stage k (k deals to come).
+2. Targets, stage k = 2..12 in order: the mean over ``--tuples`` sampled next deals of
+   W_{k-1}(position after the deal), where W_1 is exact (``expectimax.v1``) and
+   W_{k-1} for k > 2 is the best Q̂_{k-1} over the positions reachable by moves:
+   the network just fitted. So Q̂_k approximates E[max Q̂_{k-1}], the Bellman
+   equation of honest play.
+3. The network of stage k: the features of ``value.features`` (standardised),
+   one tanh hidden layer, a logistic output, fitted to the targets by Adam on the
+   cross-entropy with soft targets. 10 % of the states are held out; the fit
+   prints their mean squared error against that of a constant.
+
+The same model serves every variant it was fitted for; the shipped one
+(``models/w1.npz``) was fitted on ``standard``, and ``reverse`` plays as standard
+with the ranks relabelled (RULES.md; the features read strengths), so it serves
+both; ``strict`` has its own (``models/w1-strict.npz``, ``--variant strict``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import numba as nb
+import numpy as np
+
+from .deals import deal_batch
+from .errors import InputRangeError
+from .infostate import POOL_ROWS, ROW_TMP, TOP, bit, copy_row, deal4, new_pool, on_table, reach, resolve, rule_tables
+from .rules import rules_by_name
+from .value import N_FEATURES, W_MODEL, Model, features_full, q_model, w_of
+
+HIDDEN = 32
+STATE_H = 16  # cards a pile can hold in a game from a fresh deal: 13 at most
+GEN_BASE = ROW_TMP + 16  # behaviour policy's reach list: rows of the W_RW region are free during generation
+
+
+@nb.njit(cache=True)
+def _heuristic(P, H, r, st):
+    """The lookahead policy's position value: discards first, then Aces at the bottom, then empty piles."""
+    aces = 0
+    empties = 0
+    for p in range(4):
+        if H[r, p] == 0:
+            empties += 1
+        elif st[P[r, p, 0]] == TOP:
+            aces += 1
+    return -on_table(H, r) * 100 + aces * 10 + empties
+
+
+@nb.njit(cache=True)
+def _generate(decks, explore, seed, use_model, st, su, fill, W1, b1, w2, b2, mu, sd, P, H, KM, KF, fx,
+              out_p, out_h, out_und):
+    """Play every deck with the behaviour policy; keep the position about to deal of every deal."""
+    np.random.seed(seed)
+    base = 64  # the R4 region: free here (no exact values are worked out during generation)
+    for g in range(decks.shape[0]):
+        r = POOL_ROWS - 1
+        for p in range(4):
+            H[r, p] = 1
+            P[r, p, 0] = decks[g, p]
+        resolve(P, H, r, st, su)
+        und = np.uint64(0)
+        for i in range(4, 52):
+            und |= bit(decks[g, i])
+        for d in range(12):
+            copy_row(P, H, r, base)
+            m = reach(P, H, KM, KF, base, st, su, fill)
+            if m < 0:
+                m = 1
+            pick = 0
+            if np.random.random() < explore:
+                pick = np.random.randint(0, m)
+            else:
+                best = -1e18
+                for i in range(m):
+                    if use_model and d < 11:
+                        v = q_model(P, H, base + i, und, 12 - d, st, su, fill, W1, b1, w2, b2, mu, sd, fx)
+                    else:
+                        v = _heuristic(P, H, base + i, st)
+                    if v > best:
+                        best = v
+                        pick = i
+            u = base + pick
+            for p in range(4):
+                out_h[g, d, p] = H[u, p]
+                for i in range(H[u, p]):
+                    out_p[g, d, p, i] = P[u, p, i]
+            out_und[g, d] = und
+            copy_row(P, H, u, r)
+            c0 = decks[g, 4 + 4 * d]
+            c1 = decks[g, 5 + 4 * d]
+            c2 = decks[g, 6 + 4 * d]
+            c3 = decks[g, 7 + 4 * d]
+            deal4(P, H, r, c0, c1, c2, c3, st, su)
+            und &= ~(bit(c0) | bit(c1) | bit(c2) | bit(c3))
+
+
+@nb.njit(cache=True)
+def _targets(sp, sh, sund, tuples, st, su, fill, W1, b1, w2, b2, mu, sd, P, H, KM, KF, fx, y, X):
+    """y[j] = mean W after the sampled deals tuples[j] of state j; X[j] = its features."""
+    r = POOL_ROWS - 1
+    child = POOL_ROWS - 2
+    for j in range(sp.shape[0]):
+        for p in range(4):
+            H[r, p] = sh[j, p]
+            for i in range(sh[j, p]):
+                P[r, p, i] = sp[j, p, i]
+        features_full(P, H, r, sund[j], st, su, fill, X.shape[1], fx)
+        for f in range(X.shape[1]):
+            X[j, f] = fx[f]
+        tot = 0.0
+        for t in range(tuples.shape[1]):
+            copy_row(P, H, r, child)
+            c0, c1, c2, c3 = tuples[j, t, 0], tuples[j, t, 1], tuples[j, t, 2], tuples[j, t, 3]
+            deal4(P, H, child, c0, c1, c2, c3, st, su)
+            after = sund[j] & ~(bit(c0) | bit(c1) | bit(c2) | bit(c3))
+            tot += w_of(P, H, KM, KF, child, after, W_MODEL, st, su, fill, W1, b1, w2, b2, mu, sd, fx)
+        y[j] = tot / tuples.shape[1]
+
+
+def _sample_state_tuples(und: np.ndarray, m: int, rng: np.random.Generator) -> np.ndarray:
+    """int8[N, m, 4]: m ordered 4-tuples drawn uniformly from each state's undealt cards."""
+    out = np.empty((len(und), m, 4), np.int8)
+    bits = ((und[:, None] >> np.arange(52, dtype=np.uint64)[None, :]) & np.uint64(1)).astype(bool)
+    for j in range(len(und)):
+        cards = np.flatnonzero(bits[j]).astype(np.int8)
+        keys = rng.random((m, len(cards)))
+        out[j] = cards[np.argsort(keys, axis=1)[:, :4]]
+    return out
+
+
+def fit_network(X, y, *, hidden: int, rng: np.random.Generator, epochs: int = 60, batch: int = 512,
+                lr: float = 3e-3):
+    """One tanh hidden layer, logistic output, Adam on the cross-entropy with soft targets y in [0, 1].
+
+    Returns (W1 [F, hidden], b1, w2, b2, mu, sd)."""
+    mu = X.mean(axis=0)
+    sd = X.std(axis=0)
+    sd[sd < 1e-9] = 1.0
+    Z = (X - mu) / sd
+    n, f = Z.shape
+    W1 = rng.normal(0, 1 / np.sqrt(f), (f, hidden))
+    b1 = np.zeros(hidden)
+    w2 = rng.normal(0, 1 / np.sqrt(hidden), hidden)
+    p0 = float(np.clip(y.mean(), 1e-4, 1 - 1e-4))
+    b2 = np.log(p0 / (1 - p0))
+    params = [W1, b1, w2, np.array([b2])]
+    m1 = [np.zeros_like(p) for p in params]
+    m2 = [np.zeros_like(p) for p in params]
+    step = 0
+    for _ in range(epochs):
+        order = rng.permutation(n)
+        for s in range(0, n, batch):
+            idx = order[s:s + batch]
+            zb, yb = Z[idx], y[idx]
+            a = zb @ params[0] + params[1]
+            hdn = np.tanh(a)
+            out = 1 / (1 + np.exp(-(hdn @ params[2] + params[3][0])))
+            g_out = (out - yb) / len(idx)  # d(cross-entropy)/d(logit)
+            g_w2 = hdn.T @ g_out
+            g_b2 = np.array([g_out.sum()])
+            g_h = np.outer(g_out, params[2]) * (1 - hdn ** 2)
+            g_W1 = zb.T @ g_h
+            g_b1 = g_h.sum(axis=0)
+            step += 1
+            for p, g, a1, a2 in zip(params, (g_W1, g_b1, g_w2, g_b2), m1, m2):
+                a1 *= 0.9
+                a1 += 0.1 * g
+                a2 *= 0.999
+                a2 += 0.001 * g * g
+                p -= lr * (a1 / (1 - 0.9 ** step)) / (np.sqrt(a2 / (1 - 0.999 ** step)) + 1e-8)
+    return params[0], params[1], params[2], float(params[3][0]), mu, sd
+
+
+def predict(net, X):
+    W1, b1, w2, b2, mu, sd = net
+    return 1 / (1 + np.exp(-(np.tanh(((X - mu) / sd) @ W1 + b1) @ w2 + b2)))
+
+
+def fit(variant: str, *, games: int, tuples: int, seed: int, explore: float, hidden: int = HIDDEN,
+        start_model: Model | None = None, name: str = "w1", n_features: int = 30, log=print) -> Model:
+    """Fit a model (module docstring); ``log`` gets one progress line per stage."""
+    rules = rules_by_name(variant)
+    st, su, fill = rule_tables(rules)
+    rng = np.random.default_rng(seed)
+    decks = deal_batch(seed, 10**9, games)
+    P, H, KM, KF = new_pool(4)
+    fx = np.zeros(64)
+    sp = np.zeros((games, 12, 4, STATE_H), np.int8)
+    sh = np.zeros((games, 12, 4), np.int8)
+    sund = np.zeros((games, 12), np.uint64)
+    behaviour = start_model if start_model is not None else Model.zero()
+    t0 = time.time()
+    _generate(decks, explore, seed, start_model is not None, st, su, fill, *behaviour.arrays, P, H, KM, KF, fx,
+              sp, sh, sund)
+    log(f"states: {games} games x 12 deals in {time.time() - t0:.0f}s")
+    if not 1 <= n_features <= N_FEATURES:
+        raise InputRangeError(f"--features {n_features} is out of range; use 30 (w1) or {N_FEATURES} (with the probe)")
+    model = Model(name, np.zeros((13, n_features, hidden)), np.zeros((13, hidden)), np.zeros((13, hidden)),
+                  np.zeros(13), np.zeros((13, n_features)), np.ones((13, n_features)))
+    n_hold = max(games // 10, 1)
+    for k in range(2, 13):
+        d = 12 - k  # the deal index of stage k
+        t0 = time.time()
+        tup = _sample_state_tuples(sund[:, d], tuples, rng)
+        y = np.zeros(games)
+        X = np.zeros((games, n_features))
+        _targets(sp[:, d], sh[:, d].astype(np.int64), sund[:, d], tup, st, su, fill, *model.arrays, P, H, KM, KF,
+                 fx, y, X)
+        net = fit_network(X[n_hold:], y[n_hold:], hidden=hidden, rng=rng)
+        model.W1[k], model.b1[k], model.w2[k], model.b2[k], model.mu[k], model.sd[k] = net
+        pred = predict(net, X[:n_hold])
+        mse = float(np.mean((pred - y[:n_hold]) ** 2))
+        base = float(np.mean((y[:n_hold] - y[n_hold:].mean()) ** 2))
+        log(f"stage {k:2d}: mean target {y.mean():.4f}, held-out MSE {mse:.3e} vs constant {base:.3e} "
+            f"(R2 {1 - mse / base if base > 0 else float('nan'):.3f}), {time.time() - t0:.0f}s")
+    return model
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m engine_rs_free.fit", description=__doc__.split("\n\n")[0],
+                                 epilog="example: python -m engine_rs_free.fit --name w1 --games 30000")
+    ap.add_argument("--name", default="w1",
+                    help="model name: writes engine_rs_free/models/NAME.npz (NAME-strict.npz for strict)")
+    ap.add_argument("--variant", default="standard", help="rule set the states are played under")
+    ap.add_argument("--games", type=int, default=30000)
+    ap.add_argument("--tuples", type=int, default=32, help="sampled next deals per target")
+    ap.add_argument("--explore", type=float, default=0.3, help="chance of a random choice in the behaviour policy")
+    ap.add_argument("--hidden", type=int, default=HIDDEN)
+    ap.add_argument("--seed", type=int, default=19)
+    ap.add_argument("--features", type=int, default=30,
+                    help=f"features read: 30 (the shipped w1) or {N_FEATURES} (adds the clairvoyant probe)")
+    ap.add_argument("--from", dest="start", default=None, help="behaviour: the greedy player of this model")
+    ap.add_argument("--out", default=None, help="output file (default: the package's models folder)")
+    a = ap.parse_args(argv)
+    from .value import load_model
+
+    start = load_model(a.start, rules_by_name(a.variant).fill == 1) if a.start else None
+    model = fit(a.variant, games=a.games, tuples=a.tuples, seed=a.seed, explore=a.explore, hidden=a.hidden,
+                start_model=start, name=a.name, n_features=a.features, log=lambda s: print(s, flush=True))
+    model.meta = (f"python -m engine_rs_free.fit --name {a.name} --variant {a.variant} --games {a.games} "
+                  f"--tuples {a.tuples} --explore {a.explore} --hidden {a.hidden} --seed {a.seed} --features {a.features}"
+                  + (f" --from {a.start}" if a.start else ""))
+    from .value import model_file
+
+    strict = rules_by_name(a.variant).fill == 1
+    out = Path(a.out) if a.out else Path(__file__).parent / "models" / model_file(a.name, strict)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    model.save(out)
+    print(f"wrote {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,49 @@
+"""Benchmark figures of the honest bracket: ``bracket/adp/<variant>`` and ``bracket/bound/<variant>``.
+
+Games (deals) per second on one core after compilation, for the default ``adp`` and
+``bound`` players (docs/bracket.md) on standard and strict deals of seed 2026; the
+bound's table row also shows the positions it expands per deal. Not part of a bare
+``acesup bench`` (the bound takes seconds a deal): ``acesup bench --only bracket/bound/standard``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from engine_rs_free.deals import deal_batch
+
+from .bench import Measurement, figure, time_rate
+
+BENCH_SEED = 2026
+
+
+def _bench(kind: str, variant: str, per_step: int, min_seconds: float) -> Measurement:
+    from engine_rs_free import adp, bound
+
+    decks = deal_batch(BENCH_SEED, 0, 400)
+    state = {"next": 0, "nodes": 0, "games": 0}
+
+    def step() -> int:
+        rows = (state["next"] + np.arange(per_step)) % len(decks)
+        idx = rows.astype(np.int64)
+        if kind == "adp":
+            adp.play(decks[rows], variant, "adp", seed=BENCH_SEED, indices=idx)
+        else:
+            res = bound.play(decks[rows], variant, "bound", seed=BENCH_SEED, indices=idx)
+            state["nodes"] += int(res.nodes.sum())
+        state["next"] += per_step
+        state["games"] += per_step
+        return per_step
+
+    m = time_rate(step, min_seconds=min_seconds)
+    m.unit = "deals/s"
+    m.extra["s/deal"] = round(1.0 / m.rate, 4) if m.rate else float("nan")
+    if kind == "bound":
+        m.extra["positions/deal"] = round(state["nodes"] / max(state["games"], 1))
+    return m
+
+
+for _kind, _variant, _n, _secs in (("adp", "standard", 4, 5.0), ("adp", "strict", 50, 3.0),
+                                   ("bound", "standard", 2, 10.0), ("bound", "strict", 50, 3.0)):
+    figure(f"bracket/{_kind}/{_variant}", default=False)(
+        lambda k=_kind, v=_variant, n=_n, s=_secs: _bench(k, v, n, s))

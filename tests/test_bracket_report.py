@@ -1,0 +1,120 @@
+"""The honest bracket in the product: a real pipeline run with both ends, the SQL, report.json and the page.
+
+Two nights on the session's local Ray: greedy and ``adp`` on strict (quick) and a few
+standard deals, then more deals with ``bound`` added, so the bracket's two ends reach the
+aggregates in different steps. They write the ``value`` column; ``queries/honest_bracket.sql``
+(over the aggregates only) is checked bit for bit against its twin over the per-deal rows
+(tests/honest_bracket_rows.sql) and against a recomputation with NumPy from the raw Parquet
+files, and the report carries the bracket (report.json ``honest_bracket``, report.md, index.html).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+ADP = "adp:samples=4,exact=4,psamples=8"
+BOUND = "bound:samples=8"
+
+
+@pytest.fixture(scope="module")
+def bracket_data(ray_local, tmp_path_factory):
+    from pipeline.execute import execute_run
+    from pipeline.spec import load_spec
+
+    from queries.aggregates import update_aggregates
+
+    data = tmp_path_factory.mktemp("bracket") / "data"
+    night1 = load_spec(None, seed=5, start=0, deals=80, variants="strict,standard", policies=["greedy", ADP],
+                       caps={f"standard/{ADP}": 8}, batch_size=40, data=str(data))
+    execute_run(night1, progress=False)
+    assert update_aggregates(str(data)).total_rows == 3 * 80 + 8
+    spec = load_spec(None, seed=5, start=0, deals=120, variants="strict,standard", policies=["greedy", ADP, BOUND],
+                     caps={f"standard/{ADP}": 12, f"standard/{BOUND}": 12}, batch_size=40, data=str(data))
+    execute_run(spec, progress=False)
+    step = update_aggregates(str(data))
+    assert step.total_rows == 4 * 120 + 2 * 12 and not step.rebuilt
+    return data
+
+
+def _raw(data: Path):
+    files = sorted(str(p) for p in Path(data, "results").rglob("*.parquet"))
+    return pa.concat_tables([pq.read_table(f, partitioning=None) for f in files]).to_pydict()
+
+
+def _normal(x):
+    x = np.asarray(x, float)
+    m = float(x.mean())
+    half = 1.96 * float(x.std(ddof=1)) / math.sqrt(len(x))
+    return m, m - half, m + half
+
+
+def test_value_column_and_the_bracket_query(bracket_data):
+    import duckdb
+
+    from queries.catalog import build_catalog, run_query
+
+    raw = _raw(bracket_data)
+    rows = list(zip(raw["variant"], raw["policy"], raw["deal"], raw["won"], raw["value"]))
+    assert all(v is None for _, p, _, _, v in rows if p == "greedy")
+    assert all(v is not None for _, p, _, _, v in rows if p != "greedy")
+    con = duckdb.connect(str(build_catalog(bracket_data)), read_only=True)
+    try:
+        table = run_query(con, "honest_bracket")
+        twin = con.sql((Path(__file__).parent / "honest_bracket_rows.sql").read_text()).to_arrow_table()
+        got = {r["variant"]: r for r in table.to_pylist()}
+        kinds = dict(con.execute("SELECT DISTINCT policy, player_kind(policy) FROM results").fetchall())
+    finally:
+        con.close()
+    assert kinds[next(p for p in kinds if p.startswith("bound"))] == "bound"
+    assert kinds[next(p for p in kinds if p.startswith("adp"))] == "honest"
+    assert set(got) == {"strict", "standard"}
+    # the aggregates' query and its twin over the rows: the same table, bit for bit
+    assert table.column_names == twin.column_names and table.to_pylist() == twin.to_pylist()
+    from tests.queries_data import wilson
+
+    for variant, r in got.items():
+        # the lower end: the honest player with the highest estimate (mean value, or plain win rate)
+        honest = {p for vv, p, *_ in rows if vv == variant and not p.startswith("bound")}
+        per = {p: {d: (w, float(w) if v is None else v) for vv, pp, d, w, v in rows if vv == variant and pp == p}
+               for p in honest}
+        best = max(sorted(honest), key=lambda p: np.mean([v for _, v in per[p].values()]))
+        low = per[best]
+        up = {d: v for vv, p, d, w, v in rows if vv == variant and p.startswith("bound")}
+        assert r["lower_player"] == best and r["upper_method"].startswith("bound:")
+        assert r["deals"] == len(up) and r["lower_deals"] == len(low)
+        wins = sum(w for w, _ in low.values())
+        assert r["lower_wins"] == wins
+        m, lo, hi = _normal([v for _, v in low.values()])
+        if best.startswith("adp"):
+            assert r["lower_interval"] == "normal"
+            assert [r["lower_rate"], r["lower_low"], r["lower_high"]] == pytest.approx([m, lo, hi], abs=1e-8)
+        else:
+            assert r["lower_interval"] == "wilson"
+            assert [r["lower_low"], r["lower_high"]] == pytest.approx(list(wilson(wins, len(low))), abs=1e-12)
+        for (m, lo, hi), keys in ((_normal(list(up.values())), ("upper_estimate", "upper_low", "upper_high")),
+                                  (_normal([up[d] - low[d][1] for d in up]), ("gap", "gap_low", "gap_high"))):
+            assert [r[k] for k in keys] == pytest.approx([m, lo, hi], abs=1e-8)
+        assert r["gap_deals"] == len(up)
+        assert r["upper_estimate"] >= r["lower_rate"] - 0.05
+
+
+def test_report_shows_the_bracket(bracket_data):
+    from queries.report import build_report
+
+    build_report(bracket_data)
+    doc = json.loads((bracket_data / "report" / "report.json").read_text())
+    assert [r["variant"] for r in doc["honest_bracket"]] == ["standard", "strict"]
+    assert {c["claim_id"] for c in doc["claims_against_bracket"]} >= {"one_in_200", "strict_one_in_270"}
+    assert all(c["against_bracket"] in ("below", "inside", "above") for c in doc["claims_against_bracket"])
+    md = (bracket_data / "report" / "report.md").read_text()
+    html = (bracket_data / "report" / "index.html").read_text()
+    assert "## Honest play, bracketed" in md and 'id="bracket"' in html
+    # the bound is not an honest player: the headline's honest figure never comes from it
+    assert all(not h["player"].startswith("bound") for h in doc["headline"])

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pipeline.storage import RESULTS, RUNS, TMP_SUFFIX, DataStore
+from queries.aggregates import AGG_DIR
 
 MIRROR_ROOT = "acesup-mirror"
 
@@ -64,11 +65,11 @@ def _wanted(rel: str) -> bool:
 
 
 def mirror_data(source: str, target: str) -> MirrorResult:
-    """Make ``target`` hold the result files and run manifests of ``source`` (see the module docstring)."""
+    """Make ``target`` hold the result files run manifests and aggregates of ``source`` (see the module docstring)."""
     src = DataStore(source)
     dst = DataStore(target)
-    theirs = {rel: size for d in (RESULTS, RUNS) for rel, size in src.list_files(d).items() if _wanted(rel)}
-    ours = {rel: size for d in (RESULTS, RUNS) for rel, size in dst.list_files(d).items() if _wanted(rel)}
+    theirs = {rel: size for d in (RESULTS, RUNS, AGG_DIR) for rel, size in src.list_files(d).items() if _wanted(rel)}
+    ours = {rel: size for d in (RESULTS, RUNS, AGG_DIR) for rel, size in dst.list_files(d).items() if _wanted(rel)}
     copied = removed = 0
     for rel, size in sorted(theirs.items()):
         if rel.startswith(RUNS + "/") or ours.get(rel) != size:

@@ -2,8 +2,10 @@
 
 Steps (each a Prefect task calling one library function, see flows.tasks):
 plan tonight's spec (flows.plan: the standing run plus ``deals_per_night``) →
-run it on Ray (pipeline.execute_run) → verify the dataset (pipeline.verify_run)
-→ refresh the SQL catalog (queries.build_catalog) → rebuild the report
+run it on Ray (pipeline.execute_run) → verify tonight's files and the dataset's
+invariants (pipeline.verify_run) → add tonight's rows to the aggregates
+(queries.aggregates) → compact the files (pipeline.compact) → refresh the SQL
+catalog (queries.build_catalog) → rebuild the report from the aggregates
 (queries.build_report) → publish artifacts: the headline odds with intervals
 (table ``acesup-headline-odds``), what changed since the last night (markdown
 ``acesup-nightly-changes``) and a link to the report (``acesup-report``).
@@ -26,13 +28,14 @@ from prefect import flow
 
 from flows.mirror import is_remote, local_folder_for
 from flows.summary import changes_markdown
-from flows.tasks import (copy_to_local, plan_night, previous_headline, publish_artifacts, publish_failure,
-                         rebuild_report, refresh_catalog, run_on_ray, verify_dataset)
+from flows.tasks import (compact_files, copy_to_local, plan_night, previous_headline, publish_artifacts,
+                         publish_failure, rebuild_report, refresh_catalog, run_on_ray, update_aggregates,
+                         verify_dataset)
 
 CHANGES_KEY = "acesup-nightly-changes"
 
 
-def _facts(spec, summary, verified) -> list[tuple[str, object]]:
+def _facts(spec, summary, verified, aggregated=None, compacted=None) -> list[tuple[str, object]]:
     last = spec.start + spec.deals - 1
     return [
         ("run", f"{spec.run_id}: seed {spec.seed}, deals {spec.start:,}..{last:,} "
@@ -43,9 +46,13 @@ def _facts(spec, summary, verified) -> list[tuple[str, object]]:
         ("batches", f"{summary.batches_done} run now on {len(summary.nodes)} Ray node(s), "
                     f"{summary.batches_skipped} already present"),
         ("time on Ray", f"{summary.seconds:,.1f} s"),
-        ("verification", f"passed: {verified.rows_found:,} rows in {verified.files_checked} files, "
-                         f"each key once"),
-    ]
+        ("verification", f"passed: {verified.rows_found:,} rows, {verified.files_checked} new files read, "
+                         f"{verified.files_trusted} verified before, each key once"),
+    ] + ([("aggregates", f"generation {aggregated.generation}: {aggregated.rows_added:,} rows added, "
+                         f"{aggregated.total_rows:,} in all")] if aggregated is not None else []) + (
+        [("compaction", f"{compacted.files_in} files merged into {compacted.files_out}"
+                        + (f", {compacted.deferred} merges left for later" if compacted.deferred else ""))]
+        if compacted is not None else [])
 
 
 def run_steps(spec, ray_address: str | None, *, title: str, changes_key: str) -> dict[str, Any]:
@@ -60,12 +67,14 @@ def run_steps(spec, ray_address: str | None, *, title: str, changes_key: str) ->
         publish_failure(changes_key, title, spec.data, spec.run_id, f"{type(exc).__name__}: {exc}")
         raise
     verified = verify_dataset(spec.data, spec.run_id)
+    aggregated = update_aggregates(spec.data)
+    compacted = compact_files(spec.data)
     if is_remote(spec.data):
         copy_to_local(spec.data, folder)
     catalog = refresh_catalog(folder)
     report = rebuild_report(folder)
     headline = list(report["headline"])
-    md = changes_markdown(title, before, headline, _facts(spec, summary, verified))
+    md = changes_markdown(title, before, headline, _facts(spec, summary, verified, aggregated, compacted))
     artifacts = publish_artifacts(changes_key, md, headline, report["index_html"],
                                   f"Run {spec.run_id}, data {summary.data}.")
     return {

@@ -166,6 +166,43 @@ def verify_dataset(data: str, run_id: str):
     return result
 
 
+@task(name="update aggregates", cache_policy=NO_CACHE, retries=STORAGE_RETRIES,
+      retry_delay_seconds=STORAGE_RETRY_DELAY_SECONDS, retry_condition_fn=worth_retrying)
+def update_aggregates(data: str):
+    """Add tonight's rows to the report's aggregate tables (queries.aggregates.update_aggregates)."""
+    from pipeline.plan import DataLock
+    from pipeline.storage import DataStore
+    from queries.aggregates import update_aggregates as update
+
+    store = DataStore(data)
+    with DataLock(store):
+        result = update(store)
+    _logger().info("aggregates: generation %d, %s rows added, %s in all (%.1f s)%s", result.generation,
+                   f"{result.rows_added:,}", f"{result.total_rows:,}", result.seconds,
+                   f"; rebuilt: {result.reason}" if result.rebuilt else "")
+    return result
+
+
+@task(name="compact files", cache_policy=NO_CACHE, retries=STORAGE_RETRIES,
+      retry_delay_seconds=STORAGE_RETRY_DELAY_SECONDS, retry_condition_fn=worth_retrying)
+def compact_files(data: str):
+    """Merge tonight's batch files and small files into few large ones (pipeline.compact.compact)."""
+    from pipeline.compact import compact
+    from pipeline.plan import DataLock
+    from pipeline.storage import DataStore
+
+    store = DataStore(data)
+    with DataLock(store):
+        result = compact(store)
+    _logger().info("compaction: %d files merged into %d (%s MB), %d merges left for later (%.1f s)",
+                   result.files_in, result.files_out, f"{result.bytes_out / 1e6:,.1f}", result.deferred,
+                   result.seconds)
+    if result.problems:
+        raise DatasetInvalid("compaction found files that differ from their records: "
+                             + "; ".join(result.problems[:5]))
+    return result
+
+
 @task(name="copy data to a local folder", cache_policy=NO_CACHE, retries=STORAGE_RETRIES,
       retry_delay_seconds=STORAGE_RETRY_DELAY_SECONDS, retry_condition_fn=worth_retrying)
 def copy_to_local(data: str, folder: str):

@@ -61,6 +61,7 @@ class RunSummary:
     batches_reused: int  # planned batches whose finished file a worker found in place
     seconds: float
     engine_seconds: float = 0.0  # sum over batches of dealing + playing time in the workers
+    plan_seconds: float = 0.0  # taking the lock, reconciling the folder and planning (in the driver)
     nodes: dict[str, int] = field(default_factory=dict)  # Ray node id -> batches it ran
     adopted: list[str] = field(default_factory=list)
     quarantined: list[str] = field(default_factory=list)
@@ -151,11 +152,12 @@ def execute_run(
     store.check_writable()
     with DataLock(store):
         plan = plan_run(store, spec)
+        plan_seconds = time.monotonic() - t0
         summary = RunSummary(
             run_id=spec.run_id, data=store.location, rows_total=plan.rows_total, rows_written=0,
             rows_present=plan.rows_present, batches_done=0, batches_skipped=plan.batches_present,
             batches_reused=0, seconds=0.0, adopted=plan.adopted, quarantined=plan.quarantined,
-            lost=plan.lost,
+            lost=plan.lost, plan_seconds=plan_seconds,
         )
         if not plan.jobs:
             plan.manifest.state = "done"

@@ -15,7 +15,8 @@ end up in two files:
   worker's rename and the next manifest write) is adopted into its run's
   manifest after its footer and keys are checked, or moved to
   ``DATA/quarantine/`` if it is not valid or overlaps recorded coverage;
-- leftover temporary files (``.*.tmp``) of killed workers are removed.
+- leftover temporary files (``.*.tmp``) of killed workers are removed, and so
+  is what a killed compaction left (pipeline.compact.finish_interrupted).
 
 Only one driver may work on a data folder at a time; ``DataLock`` enforces it
 on one machine (``DATA/runs/.lock`` with host and process id).
@@ -33,6 +34,7 @@ import numpy as np
 
 from engine_rs_free.players import parse_player
 
+from .compact import finish_interrupted
 from .errors import UserError
 from .manifest import (BatchRecord, Manifest, coverage_index, merge_ranges, now_iso, pair_key,
                        read_all_manifests, spec_path, subtract_ranges, write_manifest)
@@ -150,6 +152,7 @@ def _file_keys_problem(store: DataStore, rel: str, seed: int, variant: str, poli
 
 def reconcile(store: DataStore, manifests: dict[str, Manifest]) -> tuple[list[str], list[str], list[str]]:
     """Make manifests and files agree (see the module docstring); returns (adopted, quarantined, lost)."""
+    finish_interrupted(store, manifests)  # a killed compaction's leftovers (pipeline.compact)
     files = store.list_files(RESULTS)
     changed: set[str] = set()
     lost = []

@@ -4,8 +4,10 @@ Layout under the data location DATA (a local folder or any URI pyarrow.fs
 understands, e.g. ``s3://bucket/acesup``)::
 
     DATA/results/variant=<v>/policy=<encoded policy>/<run_id>-<first>-<last>.parquet
+    DATA/results/variant=<v>/policy=<encoded policy>/<run_id>-<first>-<last>-c<hash>.parquet  (pipeline.compact)
     DATA/runs/<run_id>/spec.toml
-    DATA/runs/<run_id>/manifest.json
+    DATA/runs/<run_id>/manifest.json, DATA/runs/<run_id>/log/*.jsonl  (pipeline.manifest)
+    DATA/aggregates/<generation>/*.parquet, DATA/aggregates/<generation>.json  (queries.aggregates)
 
 Policy names hold ``:``, ``=`` and ``+``, so folder names percent-encode every
 byte outside ``[A-Za-z0-9_.-]`` (``pimc:samples=8`` -> ``pimc%3Asamples%3D8``);
@@ -263,12 +265,12 @@ def result_table(run_id: str, seed: int, variant: str, policy: str, first: int,
     return pa.Table.from_arrays(arrays, schema=schema)
 
 
-def parquet_bytes(table: pa.Table) -> bytes:
+def parquet_bytes(table: pa.Table, *, row_group_size: int = 1 << 20) -> bytes:
     """The table as a zstd-compressed Parquet file, in memory."""
     sink = pa.BufferOutputStream()
     # Dictionary pages only where values repeat (the key strings, status); statistics only
     # on the columns queries filter by. Both keep the write well under a tenth of engine time.
-    pq.write_table(table, sink, compression="zstd", row_group_size=1 << 20,
+    pq.write_table(table, sink, compression="zstd", row_group_size=row_group_size,
                    use_dictionary=["run_id", "variant", "policy", "status"],
                    write_statistics=["seed", "deal", "variant", "policy", "score", "won", "status"])
     return sink.getvalue().to_pybytes()

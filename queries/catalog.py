@@ -2,30 +2,31 @@
 
 ``build_catalog(data)`` writes ``DATA/acesup.duckdb``, a small DuckDB file
 that any DuckDB client (the ``duckdb`` shell, Python, DBeaver) can open
-read-only from any working directory. It holds:
+read-only from any working directory, and ``DATA/acesup.sql``, the same
+views and macros as SQL text for any client that cannot read the file
+(``duckdb -init DATA/acesup.sql``, or ``.read DATA/acesup.sql``). The file is
+written in DuckDB's storage format of version 1.0 (``STORAGE_VERSION``), which
+every DuckDB client since 1.0 reads. It holds no data, only views over the
+data folder's files, so its size does not depend on how many rows there are:
 
 ``results`` (view)
     every row of ``DATA/results/**/*.parquet`` (pipeline.schema.RESULT_SCHEMA),
     read with hive partitioning *off*: the ``variant`` and ``policy`` columns in
     the files are the truth, the folder names are only for people.
-``runs`` (view)
-    one row per run manifest ``DATA/runs/<run_id>/manifest.json`` (pipeline.manifest):
-    run_id, seed, start, engine_version, schema_version, state, created, updated,
-    error, spec/requested/covered (JSON), batches (count), manifest_path.
-``run_batches`` (view)
-    one row per batch of every manifest: run_id, variant, policy, first, last,
-    state, path, rows, sha256, bytes, seconds, engine_seconds, node, error, finished.
-``deals`` (table, materialized)
-    ``seed``, ``deal``, ``deck``: the deck text (52 card codes in deal order, the
-    deck format of RULES.md) of every (seed, deal) present in ``results``. DuckDB
-    cannot run the Philox generator of engine_rs_free.deals, so the decks are
-    computed with engine_rs_free.deals at catalog build time and stored (a
-    rebuild copies the decks the previous catalog already had and deals only
-    the new indices); the
-    macro ``deal_deck(seed, deal)`` looks one up. A deal that is not in the
-    results is not in the table (``acesup deal --seed S --index I`` prints any deck).
-``catalog_info`` (table)
-    key/value facts about the build: data folder, schema version, row count.
+``tallies``, ``score_counts``, ``pairs``, ``deal_coverage``, ``nights``, ``ledger`` (views)
+    the aggregate tables of queries.aggregates (newest generation): per variant ×
+    policy deals, wins, gave_up, score_sum, moves_sum; deals per score; every two
+    players of a preset on the deals both played; deals per seed, variant, policy and
+    run; per step (``nights``: generation, at, variant, policy, what the step added
+    and the running totals); the deal ranges each step included. The report reads
+    only these.
+``runs``, ``files`` (views)
+    one row per run (its manifest header: run_id, seed, start, engine_version,
+    schema_version, state, created, updated, error, spec and requested as JSON,
+    files, batches) and one row per live data file (run_id, variant, policy, first,
+    last, kind, batches, rows, bytes, sha256, verified, path), from ``DATA/catalog/``.
+``catalog_info`` (view)
+    key/value facts about the build: data folder, versions, rows, files, generation.
 macros
     ``wilson_low(k, n)``, ``wilson_high(k, n)``: the 95% Wilson score interval of
     ``k`` successes in ``n`` trials (z = 1.96), NULL when ``n`` is 0;
@@ -35,13 +36,22 @@ macros
     ``solver_restriction(policy)``: ``'none'`` for ``solver``, the options
     (``'sensible+leftmost+must_fill'``) for a restricted solver, NULL otherwise;
     ``variant_preset(variant)``, ``variant_discards(variant)``: ``'strict'`` and
-    ``'optional'`` of ``'strict+optional'``.
+    ``'optional'`` of ``'strict+optional'``;
+    ``deal_decks(seed, first, count)`` (a table: seed, deal, deck) and
+    ``deal_deck(seed, deal)``: the deck text of any deal (52 card codes in deal
+    order, the deck format of RULES.md), computed in SQL by the generator of
+    engine_rs_free.deals (Philox4x32-10 and the Lemire-drawn Fisher-Yates shuffle,
+    written out in SQL below), so no deck is stored. ``deal_deck`` with constant
+    arguments works in every client; called once per row of a query (``SELECT
+    deal_deck(seed, deal) FROM results``) it needs DuckDB 2.0, older clients join
+    ``deal_decks`` instead.
 
 Paths in the views are absolute (DuckDB resolves a relative path in a view
 against the *reader's* working directory, not the catalog file), so the
-catalog works from anywhere; if the data folder moves, ``catalog_is_current``
-says so and ``build_catalog`` rebuilds it. The file is built beside its final
-place and renamed over it, so a reader never sees half a catalog.
+catalog works from anywhere; if the data folder moves or gains files,
+``catalog_is_current`` says so and ``build_catalog`` rebuilds it. The file is
+built beside its final place and renamed over it, so a reader never sees half
+a catalog.
 
 The report queries live beside this module, one ``NAME.sql`` per report
 table. Each starts with a header comment (grain, inputs, parameters,
@@ -59,7 +69,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 CATALOG_NAME = "acesup.duckdb"
-CATALOG_VERSION = 4  # bump when the views, tables or macros change: older catalogs are rebuilt
+CATALOG_SQL = "acesup.sql"
+CATALOG_DIR = "catalog"
+CATALOG_VERSION = 5  # bump when the views, tables or macros change: older catalogs are rebuilt
+STORAGE_VERSION = "v1.0.0"  # the oldest DuckDB storage format: every client since 1.0 reads the file
 QUERY_DIR = Path(__file__).resolve().parent
 WILSON_Z = 1.96
 
@@ -112,28 +125,73 @@ CREATE MACRO variant_discards(v) AS
     CASE WHEN list_contains(string_split(v, '+'), 'optional') THEN 'optional' ELSE 'forced' END;
 """
 
-# The manifest fields of pipeline.manifest, with fixed types (a seed can exceed BIGINT;
-# nested parts stay JSON so manifests with different pairs read as one view).
-_MANIFEST_TYPES = {
-    "format": "INTEGER", "run_id": "VARCHAR", "seed": "UBIGINT", "start": "BIGINT",
-    "engine_version": "VARCHAR", "schema_version": "INTEGER", "state": "VARCHAR",
-    "created": "TIMESTAMPTZ", "updated": "TIMESTAMPTZ", "error": "VARCHAR",
-    "spec": "JSON", "requested": "JSON", "covered": "JSON", "batches": "JSON",
-}
-_MANIFEST_COLUMNS = "{" + ", ".join(f"{k}: '{v}'" for k, v in _MANIFEST_TYPES.items()) + "}"
-_BATCH_TYPES = {
-    "variant": "VARCHAR", "policy": "VARCHAR", "first": "BIGINT", "last": "BIGINT", "state": "VARCHAR",
-    "path": "VARCHAR", "rows": "BIGINT", "sha256": "VARCHAR", "bytes": "BIGINT", "seconds": "DOUBLE",
-    "engine_seconds": "DOUBLE", "node": "VARCHAR", "error": "VARCHAR", "finished": "VARCHAR",
-}
-_BATCH_JSON = "[{" + ", ".join(f'"{k}": "{v}"' for k, v in _BATCH_TYPES.items()) + "}]"
-_RUNS_VIEW_TYPES = {**{k: v for k, v in _MANIFEST_TYPES.items() if k not in ("format", "batches")},
-                    "batches": "UBIGINT", "manifest_path": "VARCHAR"}
-_EMPTY_RUNS = ", ".join(f"NULL::{v} AS {k}" for k, v in _RUNS_VIEW_TYPES.items())
-_EMPTY_BATCHES = ", ".join(f"NULL::{v} AS {k}" for k, v in {"run_id": "VARCHAR", **_BATCH_TYPES}.items())
 
-# Created after the ``deals`` table it reads.
-_DEAL_MACRO = "CREATE MACRO deal_deck(s, i) AS (SELECT d.deck FROM deals d WHERE d.seed = s AND d.deal = i);"
+def _deal_macros() -> str:
+    """The deal generator of engine_rs_free.deals in SQL (constants taken from it, not retyped).
+
+    ``philox4x32`` is Philox4x32-10: ten rounds carried by list_reduce over a list of the
+    start state (its elements are the state, so every DuckDB version types it alike).
+    ``deal_decks`` is a recursive CTE that makes one draw per step for every deck at once:
+    the word ``draws`` of the deck's stream (block ``draws // 4`` of Philox, word
+    ``draws % 4``), Lemire's multiply-shift with rejection (``accept``), then the swap of
+    Fisher-Yates position ``i`` with ``j``. A rejected word only advances ``draws``, so the
+    deck is exact however many words it takes.
+    """
+    from engine_rs_free.cards import RANK_CHARS, SUIT_CHARS
+    from engine_rs_free.deals import STREAM_DEAL, _M0, _M1, _W0, _W1
+
+    mask = "4294967295::UBIGINT"
+    return f"""
+CREATE MACRO philox_round(s) AS {{
+    'c0': xor(xor(({int(_M1)}::UBIGINT * s.c2) >> 32, s.c1), s.k0),
+    'c1': ({int(_M1)}::UBIGINT * s.c2) & {mask},
+    'c2': xor(xor(({int(_M0)}::UBIGINT * s.c0) >> 32, s.c3), s.k1),
+    'c3': ({int(_M0)}::UBIGINT * s.c0) & {mask},
+    'k0': (s.k0 + {int(_W0)}::UBIGINT) & {mask},
+    'k1': (s.k1 + {int(_W1)}::UBIGINT) & {mask}}};
+CREATE MACRO philox4x32(c0, c1, c2, c3, k0, k1) AS
+    list_reduce(
+        list_transform(range(11), lambda r: {{'c0': c0::UBIGINT, 'c1': c1::UBIGINT, 'c2': c2::UBIGINT,
+                                             'c3': c3::UBIGINT, 'k0': k0::UBIGINT, 'k1': k1::UBIGINT}}),
+        lambda s, r: philox_round(s));
+CREATE MACRO deal_decks(deck_seed, first_deal, deal_count) AS TABLE
+    WITH RECURSIVE shuffle(deal, i, deck, draws, words) AS (
+        SELECT first_deal::BIGINT + n, 51, range(52), 0::UBIGINT, []::UBIGINT[]
+        FROM range(deal_count::BIGINT) AS t(n)
+        UNION ALL
+        SELECT deal,
+               CASE WHEN accept THEN i - 1 ELSE i END,
+               CASE WHEN accept THEN list_transform(range(52), lambda k:
+                   CASE WHEN k = i THEN deck[j + 1] WHEN k = j THEN deck[i + 1] ELSE deck[k + 1] END)
+                    ELSE deck END,
+               draws + 1,
+               words
+        FROM (
+            SELECT deal, i, deck, draws, words,
+                   (w * (i + 1)::UBIGINT) & {mask} >= ((4294967296 - (i + 1)) % (i + 1))::UBIGINT AS accept,
+                   ((w * (i + 1)::UBIGINT) >> 32)::BIGINT AS j
+            FROM (
+                SELECT deal, i, deck, draws, block AS words, block[(draws % 4)::BIGINT + 1] AS w
+                FROM (
+                    SELECT deal, i, deck, draws,
+                           CASE WHEN draws % 4 = 0 THEN
+                               list_transform([philox4x32(
+                                   draws // 4, {int(STREAM_DEAL)}, deal::UBIGINT & {mask}, deal::UBIGINT >> 32,
+                                   deck_seed::UBIGINT & {mask}, deck_seed::UBIGINT >> 32)],
+                                   lambda p: [p.c0, p.c1, p.c2, p.c3])[1]
+                           ELSE words END AS block
+                    FROM shuffle WHERE i > 0
+                )
+            )
+        )
+    )
+    SELECT deck_seed::UBIGINT AS seed, deal,
+           array_to_string(list_transform(deck, lambda c:
+               substr('{RANK_CHARS}', (c % 13)::INTEGER + 1, 1) || substr('{SUIT_CHARS}', (c // 13)::INTEGER + 1, 1)),
+               ' ') AS deck
+    FROM shuffle WHERE i = 0;
+CREATE MACRO deal_deck(deck_seed, deck_index) AS (SELECT d.deck FROM deal_decks(deck_seed, deck_index, 1) d);
+"""
 
 
 def _sql_string(text: str) -> str:
@@ -172,10 +230,10 @@ def result_files(data: str | os.PathLike) -> list[Path]:
     return sorted(p for p in root.glob("**/*.parquet") if p.is_file())
 
 
-def manifest_files(data: str | os.PathLike) -> list[Path]:
-    """Every run manifest ``DATA/runs/<run_id>/manifest.json``, sorted by path."""
-    root = Path(data).resolve() / "runs"
-    return sorted(p for p in root.glob("*/manifest.json") if p.is_file())
+def _watched_files(data: Path) -> list[Path]:
+    """The files whose change makes a catalog stale: results, run headers and logs, aggregate commits."""
+    return [*result_files(data), *sorted(data.glob("runs/*/manifest.json")), *sorted(data.glob("runs/*/log/*.jsonl")),
+            *sorted(data.glob("aggregates/*.json"))]
 
 
 def _empty_results_sql() -> str:
@@ -187,94 +245,103 @@ def _empty_results_sql() -> str:
     return f"SELECT {cols} WHERE false"
 
 
-def _deck_texts(seed: int, deals) -> list[str]:
-    """Deck text of each deal index of one seed (contiguous runs are dealt in one batch)."""
-    import numpy as np
-
-    from engine_rs_free.cards import CARD_NAMES
-    from engine_rs_free.deals import deal_batch
-
-    names = np.asarray(CARD_NAMES, dtype=object)
-    deals = np.asarray(deals, dtype=np.int64)
-    out: list[str] = []
-    if len(deals) == 0:
-        return out
-    # Split the sorted indices into contiguous runs: one deal_batch call per run.
-    breaks = np.flatnonzero(np.diff(deals) != 1) + 1
-    for run in np.split(deals, breaks):
-        decks = deal_batch(seed, int(run[0]), len(run))
-        out.extend(" ".join(row) for row in names[decks])
-    return out
-
-
-def _reuse_deals(con, previous: Path) -> int:
-    """Copy the decks of a previous catalog for the deals still in the results; return how many.
-
-    Nothing is reused if that catalog cannot be read, was made with another deal
-    algorithm, or fails a spot check of a few of its decks against engine_rs_free.deals.
-    """
-    import duckdb
-
-    from engine_rs_free.cards import format_deck
-    from engine_rs_free.deals import ALGORITHM_VERSION, deal
-
-    try:
-        con.execute(f"ATTACH {_sql_string(previous)} AS previous (READ_ONLY)")
-    except duckdb.Error:
-        return 0
-    try:
-        info = dict(con.execute("SELECT key, value FROM previous.catalog_info").fetchall())
-        if info.get("deal_algorithm") != str(ALGORITHM_VERSION):
-            return 0
-        sample = con.execute("SELECT seed, deal, deck FROM previous.deals USING SAMPLE 16 ROWS").fetchall()
-        if any(format_deck(deal(int(s), int(i))) != deck for s, i, deck in sample):
-            return 0
-        con.execute(
-            "INSERT INTO deals SELECT p.seed, p.deal, p.deck FROM previous.deals p "
-            "SEMI JOIN (SELECT DISTINCT seed, deal FROM results) r ON p.seed = r.seed AND p.deal = r.deal"
-        )
-        return con.execute("SELECT count(*) FROM deals").fetchall()[0][0]
-    except duckdb.Error:
-        con.execute("DELETE FROM deals")
-        return 0
-    finally:
-        con.execute("DETACH previous")
-
-
-def _materialize_deals(con, previous: Path | None = None) -> tuple[int, int]:
-    """Fill the ``deals`` table for every (seed, deal) of the results; return (deals, reused).
-
-    Decks already in ``previous`` (the catalog being replaced) are copied from it, so a
-    nightly rebuild deals only the new indices.
-    """
-    import numpy as np
+def _arrow_duck_type(t) -> str:
     import pyarrow as pa
 
-    con.execute("CREATE TABLE deals (seed UBIGINT NOT NULL, deal BIGINT NOT NULL, deck VARCHAR NOT NULL, "
-                "PRIMARY KEY (seed, deal))")
-    reused = _reuse_deals(con, previous) if previous is not None and previous.exists() else 0
-    pairs = con.sql(
-        "SELECT DISTINCT r.seed, r.deal FROM results r ANTI JOIN deals d ON d.seed = r.seed AND d.deal = r.deal "
-        "ORDER BY 1, 2"
-    ).to_arrow_table()
-    seeds = pairs.column("seed").to_numpy()
-    deals = pairs.column("deal").to_numpy()
-    for seed in np.unique(seeds):
-        idx = deals[seeds == seed]
-        chunk = 200_000  # bound the Python strings held at once
-        for lo in range(0, len(idx), chunk):
-            part = idx[lo : lo + chunk]
-            table = pa.table(
-                {
-                    "seed": pa.array(np.full(len(part), seed, dtype=np.uint64)),
-                    "deal": pa.array(part),
-                    "deck": pa.array(_deck_texts(int(seed), part), type=pa.string()),
-                }
-            )
-            con.register("_deal_chunk", table)
-            con.execute("INSERT INTO deals SELECT * FROM _deal_chunk")
-            con.unregister("_deal_chunk")
-    return reused + int(pairs.num_rows), reused
+    return {pa.string(): "VARCHAR", pa.int64(): "BIGINT", pa.int32(): "INTEGER", pa.uint64(): "UBIGINT",
+            pa.bool_(): "BOOLEAN", pa.float64(): "DOUBLE"}[t]
+
+
+def _parquet_view(name: str, path: Path | None, schema, select: str = "*", group_by: str = "") -> str:
+    """``CREATE VIEW name`` over one Parquet file, or an empty view of ``schema`` without one."""
+    if path is None:
+        cols = ", ".join(f"NULL::{_arrow_duck_type(f.type)} AS {f.name}" for f in schema)
+        return f"CREATE VIEW {name} AS SELECT {cols} WHERE false;"
+    group = f" GROUP BY {group_by}" if group_by else ""
+    return f"CREATE VIEW {name} AS SELECT {select} FROM read_parquet({_sql_string(path)}){group};"
+
+
+_RUNS_SCHEMA_FIELDS = (("run_id", "string"), ("seed", "uint64"), ("start", "int64"), ("engine_version", "string"),
+                       ("schema_version", "int64"), ("state", "string"), ("created", "string"),
+                       ("updated", "string"), ("error", "string"), ("spec", "string"), ("requested", "string"),
+                       ("files", "int64"), ("batches", "int64"), ("rows", "int64"))
+_FILES_SCHEMA_FIELDS = (("run_id", "string"), ("variant", "string"), ("policy", "string"), ("first", "int64"),
+                        ("last", "int64"), ("kind", "string"), ("batches", "int64"), ("rows", "int64"),
+                        ("bytes", "int64"), ("sha256", "string"), ("verified", "bool"), ("finished", "string"),
+                        ("path", "string"))
+
+
+def _index_tables(manifests) -> tuple:
+    """The ``runs`` and ``files`` tables of the catalog, from the run manifests."""
+    import json
+
+    import pyarrow as pa
+
+    def schema(fields):
+        return pa.schema([(n, {"string": pa.string(), "uint64": pa.uint64(), "int64": pa.int64(),
+                               "bool": pa.bool_()}[t]) for n, t in fields])
+
+    runs, files = [], []
+    for m in sorted(manifests.values(), key=lambda m: m.run_id):
+        done = m.done()
+        runs.append({"run_id": m.run_id, "seed": m.seed, "start": m.start, "engine_version": m.engine_version,
+                     "schema_version": m.schema_version, "state": m.state, "created": m.created,
+                     "updated": m.updated, "error": m.error, "spec": json.dumps(m.spec, sort_keys=True),
+                     "requested": json.dumps(m.requested, sort_keys=True), "files": len(done),
+                     "batches": sum(b.batches for b in done), "rows": sum(b.rows for b in done)})
+        for b in sorted(done, key=lambda b: b.path):
+            files.append({"run_id": m.run_id, "variant": b.variant, "policy": b.policy, "first": b.first,
+                          "last": b.last, "kind": b.kind, "batches": b.batches, "rows": b.rows, "bytes": b.bytes,
+                          "sha256": b.sha256, "verified": b.verified, "finished": b.finished, "path": b.path})
+    return (pa.Table.from_pylist(runs, schema=schema(_RUNS_SCHEMA_FIELDS)),
+            pa.Table.from_pylist(files, schema=schema(_FILES_SCHEMA_FIELDS)))
+
+
+def catalog_sql(data: Path, state, info: dict[str, str]) -> str:
+    """Every view and macro of the catalog as SQL text (what acesup.sql holds and the catalog runs)."""
+    from queries.aggregates import SCHEMAS
+
+    parts = [_MACROS, _deal_macros()]
+    if result_files(data):
+        glob = str(data / "results" / "**" / "*.parquet")
+        parts.append(f"CREATE VIEW results AS SELECT * FROM read_parquet({_sql_string(glob)}, "
+                     "hive_partitioning = false, union_by_name = false);")
+    else:
+        parts.append(f"CREATE VIEW results AS {_empty_results_sql()};")
+    meta = (state.record or {}).get("tables", {}) if state.generation else {}
+
+    def path(name):
+        return data / meta[name]["path"] if name in meta else None
+
+    parts += [
+        _parquet_view("ledger", path("ledger"), SCHEMAS["ledger"]),
+        _parquet_view("tallies", path("tallies"), SCHEMAS["tallies"].remove(0), select=(
+            "variant, policy, " + ", ".join(f"sum({c})::BIGINT AS {c}" for c in SCHEMAS["tallies"].names[3:])),
+            group_by="variant, policy"),
+        _parquet_view("score_counts", path("scores"), SCHEMAS["scores"]),
+        _parquet_view("pairs", path("pairs"), SCHEMAS["pairs"]),
+        _parquet_view("deal_coverage", path("coverage"), SCHEMAS["coverage"]),
+    ]
+    if path("tallies"):
+        cum = ", ".join(f"sum({c}) OVER (PARTITION BY t.variant, t.policy ORDER BY t.generation)::BIGINT AS total_{c}"
+                        for c in ("deals", "wins", "gave_up", "score_sum"))
+        parts.append(
+            f"CREATE VIEW nights AS SELECT t.generation, n.at, t.variant, t.policy, t.deals, t.wins, t.gave_up, "
+            f"t.score_sum, t.moves_sum, {cum} "
+            f"FROM read_parquet({_sql_string(path('tallies'))}) t "
+            f"JOIN read_parquet({_sql_string(path('nights'))}) n USING (generation);")
+    else:
+        parts.append("CREATE VIEW nights AS SELECT NULL::INTEGER AS generation, NULL::VARCHAR AS at, "
+                     "NULL::VARCHAR AS variant, NULL::VARCHAR AS policy, NULL::BIGINT AS deals, NULL::BIGINT AS wins, "
+                     "NULL::BIGINT AS gave_up, NULL::BIGINT AS score_sum, NULL::BIGINT AS moves_sum, "
+                     "NULL::BIGINT AS total_deals, NULL::BIGINT AS total_wins, NULL::BIGINT AS total_gave_up, "
+                     "NULL::BIGINT AS total_score_sum WHERE false;")
+    for name in ("runs", "files"):
+        parts.append(f"CREATE VIEW {name} AS SELECT * FROM read_parquet("
+                     f"{_sql_string(data / CATALOG_DIR / (name + '.parquet'))});")
+    values = ", ".join(f"({_sql_string(k)}, {_sql_string(v)})" for k, v in info.items())
+    parts.append(f"CREATE VIEW catalog_info AS SELECT * FROM (VALUES {values}) AS t(key, value);")
+    return "\n".join(p.strip() for p in parts) + "\n"
 
 
 def _remove_abandoned_builds(data: Path) -> None:
@@ -288,75 +355,69 @@ def _remove_abandoned_builds(data: Path) -> None:
                 pass  # another builder removed it first
 
 
-def build_catalog(data: str | os.PathLike) -> Path:
-    """Build (or rebuild) ``DATA/acesup.duckdb`` as the module docstring says; return its path.
+def _write_parquet(table, path: Path) -> None:
+    import pyarrow.parquet as pq
 
-    Safe to call at any time: it only reads the data files, and replaces the
-    catalog file atomically.
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    pq.write_table(table, tmp)
+    os.replace(tmp, path)
+
+
+def build_catalog(data: str | os.PathLike) -> Path:
+    """Build (or rebuild) ``DATA/acesup.duckdb`` and ``DATA/acesup.sql`` as the module docstring says.
+
+    Safe to call at any time: it reads the manifests and the aggregates' commit record (not
+    the rows), and replaces the catalog file atomically. Returns the catalog's path.
     """
     import duckdb
 
     from engine_rs_free.deals import ALGORITHM_VERSION
+    from pipeline.manifest import read_all_manifests
     from pipeline.schema import SCHEMA_VERSION
+    from pipeline.storage import DataStore
+    from queries.aggregates import read_state
 
     data = local_data_folder(data)
     final = data / CATALOG_NAME
     _remove_abandoned_builds(data)
+    manifests = read_all_manifests(DataStore(str(data)))
+    state = read_state(str(data))
+    runs, files = _index_tables(manifests)
+    (data / CATALOG_DIR).mkdir(exist_ok=True)
+    _write_parquet(runs, data / CATALOG_DIR / "runs.parquet")
+    _write_parquet(files, data / CATALOG_DIR / "files.parquet")
+    live_rows = sum(files.column("rows").to_pylist())
+    info = {
+        "data": str(data),
+        "catalog_version": str(CATALOG_VERSION),
+        "schema_version": str(SCHEMA_VERSION),
+        "deal_algorithm": str(ALGORITHM_VERSION),
+        "wilson_z": str(WILSON_Z),
+        "result_rows": str(live_rows),
+        "result_files": str(files.num_rows),
+        "aggregates_generation": str(state.generation),
+        "aggregated_rows": str(state.total_rows),
+    }
+    text = catalog_sql(data, state, info)
+    sql_tmp = data / f".{CATALOG_SQL}.{os.getpid()}.tmp"
+    sql_tmp.write_text("-- acesup catalog of this data folder (queries/catalog.py); run it in any DuckDB client:\n"
+                       f"--   duckdb -init {data / CATALOG_SQL}\n" + text, encoding="utf-8")
     tmp = data / (CATALOG_NAME + f".building-{os.getpid()}")
     for p in (tmp, Path(str(tmp) + ".wal")):
         if p.exists():
             p.unlink()
-    con = duckdb.connect(str(tmp))
+    con = duckdb.connect()
     try:
-        con.execute(_MACROS)
-        if result_files(data):
-            glob = str(data / "results" / "**" / "*.parquet")
-            con.execute(
-                f"CREATE VIEW results AS SELECT * FROM read_parquet({_sql_string(glob)}, "
-                "hive_partitioning = false, union_by_name = false)"
-            )
-        else:
-            con.execute(f"CREATE VIEW results AS {_empty_results_sql()}")
-        if manifest_files(data):
-            glob = _sql_string(str(data / "runs" / "*" / "manifest.json"))
-            con.execute(
-                "CREATE VIEW runs AS SELECT run_id, seed, start, engine_version, schema_version, state, "
-                "created, updated, error, spec, requested, covered, json_array_length(batches) AS batches, "
-                "filename AS manifest_path "
-                f"FROM read_json({glob}, format = 'auto', filename = true, maximum_object_size = 268435456, "
-                f"columns = {_MANIFEST_COLUMNS})"
-            )
-            con.execute(
-                "CREATE VIEW run_batches AS SELECT run_id, unnest(from_json(batches, "
-                f"{_sql_string(_BATCH_JSON)}), max_depth := 2) "
-                f"FROM read_json({glob}, format = 'auto', maximum_object_size = 268435456, "
-                "columns = {run_id: 'VARCHAR', batches: 'JSON'})"
-            )
-        else:
-            con.execute(f"CREATE VIEW runs AS SELECT {_EMPTY_RUNS} WHERE false")
-            con.execute(f"CREATE VIEW run_batches AS SELECT {_EMPTY_BATCHES} WHERE false")
-        n_deals, reused = _materialize_deals(con, final)
-        con.execute(_DEAL_MACRO)
-        n_rows = con.execute("SELECT count(*) FROM results").fetchall()[0][0]
-        con.execute("CREATE TABLE catalog_info (key VARCHAR PRIMARY KEY, value VARCHAR)")
-        con.executemany(
-            "INSERT INTO catalog_info VALUES (?, ?)",
-            [
-                ["data", str(data)],
-                ["catalog_version", str(CATALOG_VERSION)],
-                ["schema_version", str(SCHEMA_VERSION)],
-                ["result_rows", str(n_rows)],
-                ["result_files", str(len(result_files(data)))],
-                ["deals", str(n_deals)],
-                ["deals_reused", str(reused)],
-                ["deal_algorithm", str(ALGORITHM_VERSION)],
-                ["wilson_z", str(WILSON_Z)],
-            ],
-        )
-        con.execute("CHECKPOINT")
+        con.execute(f"ATTACH {_sql_string(tmp)} AS catalog (STORAGE_VERSION {_sql_string(STORAGE_VERSION)})")
+        con.execute("USE catalog")
+        con.execute(text)
+        con.execute("CHECKPOINT catalog")
+        con.execute("USE memory")
+        con.execute("DETACH catalog")
     finally:
         con.close()
     os.replace(tmp, final)
+    os.replace(sql_tmp, data / CATALOG_SQL)
     wal = Path(str(tmp) + ".wal")
     if wal.exists():
         wal.unlink()
@@ -365,10 +426,7 @@ def build_catalog(data: str | os.PathLike) -> Path:
 
 def catalog_is_current(data: str | os.PathLike) -> bool:
     """True if the catalog exists, is of this code's version, points at this data folder, and is
-    newer than every data file.
-
-    New result files or manifests (a run since the last build) or a moved data
-    folder make it stale: its ``deals`` table and ``runs`` view would miss them.
+    newer than every result file, run header and log segment, and aggregate commit.
     """
     import duckdb
 
@@ -377,7 +435,7 @@ def catalog_is_current(data: str | os.PathLike) -> bool:
     if not path.exists():
         return False
     built = path.stat().st_mtime
-    for p in [*result_files(data), *manifest_files(data)]:
+    for p in _watched_files(data):
         if p.stat().st_mtime > built:
             return False
     try:

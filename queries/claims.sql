@@ -10,7 +10,7 @@
 -- as far off as 1 in 20 against 1 in 10).
 --
 -- grain:      one row per (claim, variant, policy) with variant_preset(variant) = the claim's preset
--- inputs:     results (view); macros wilson_low, wilson_high, one_in, player_kind,
+-- inputs:     tallies (view of the aggregates); macros wilson_low, wilson_high, one_in, player_kind,
 --             solver_restriction, variant_preset, variant_discards
 -- parameters: none
 -- columns:
@@ -41,16 +41,6 @@ WITH claim_list(claim_id, claim, source, claim_preset, stated_rate) AS (
          'English and Polish encyclopedia', 'strict', 1.0 / 270),
         ('restricted_solver_11_57', '11.57% for a restricted solver',
          'published solver figure (RULES.md: a restricted solver)', 'standard', 0.1157)
-),
-tallies AS (
-    SELECT
-        variant,
-        policy,
-        count(*) AS deals,
-        count(*) FILTER (WHERE won) AS wins,
-        count(*) FILTER (WHERE status = 'gave_up') AS gave_up
-    FROM results
-    GROUP BY variant, policy
 ),
 readings AS (
     SELECT

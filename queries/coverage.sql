@@ -1,7 +1,7 @@
 -- coverage: which deals the results hold, for the report's provenance.
 --
 -- grain:      one row per (seed, variant, policy, run_id)
--- inputs:     results (view)
+-- inputs:     deal_coverage (view of the aggregates)
 -- parameters: none
 -- columns:
 --   seed, variant, policy, run_id
@@ -13,10 +13,9 @@ SELECT
     variant,
     policy,
     run_id,
-    count(*) AS deals,
-    min(deal) AS first_deal,
-    max(deal) AS last_deal,
-    count(*) = max(deal) - min(deal) + 1 AS contiguous
-FROM results
-GROUP BY seed, variant, policy, run_id
+    deals,
+    first_deal,
+    last_deal,
+    deals = last_deal - first_deal + 1 AS contiguous
+FROM deal_coverage
 ORDER BY seed, variant, policy, run_id;

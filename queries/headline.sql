@@ -7,7 +7,7 @@
 -- slightly; the honest row says how many it was picked from.
 --
 -- grain:      one row per (variant, kind) for kind in ('clairvoyant', 'honest') present
--- inputs:     results (view); macros wilson_low, wilson_high, one_in, player_kind
+-- inputs:     tallies (view of the aggregates); macros wilson_low, wilson_high, one_in, player_kind
 -- parameters:
 -- param reference = 'solver'
 --             the clairvoyant player of the headline
@@ -17,18 +17,7 @@
 --   chosen_from               how many players of this kind were candidates (1 for clairvoyant)
 --   deals, wins, gave_up, rate, low, high, one_in, one_in_low, one_in_high, mean_score
 --                             as in win_odds (gave_up: lost for low, won for high)
-WITH tallies AS (
-    SELECT
-        variant,
-        policy,
-        count(*) AS deals,
-        count(*) FILTER (WHERE won) AS wins,
-        count(*) FILTER (WHERE status = 'gave_up') AS gave_up,
-        sum(score::BIGINT)::BIGINT AS score_sum
-    FROM results
-    GROUP BY variant, policy
-),
-candidates AS (
+WITH candidates AS (
     SELECT
         *,
         CASE WHEN policy = $reference THEN 'clairvoyant' ELSE 'honest' END AS kind

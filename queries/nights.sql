@@ -1,19 +1,15 @@
 -- nights: the figures night by night: each player's running tally after every night.
 --
--- A night is one sitting of the pipeline: the batches of every run's manifest, in the order
--- they finished, with a new night starting after a pause of at least $pause_minutes minutes in
--- which no batch finished (nights of `acesup nightly` are a day apart; the batches of one night
--- finish minutes apart). Each result row belongs to the night of the batch that wrote it
--- (matched on run, variant, policy and deal range). This reads the per-deal rows and the batch
--- records; it stands in until the report's per-night aggregates exist (issue "Nightly at
--- scale"), which will record each night as it is added.
+-- A night is one step of the aggregates (queries/aggregates.py: each night adds its rows as a
+-- generation; `acesup report` adds a step too when it finds rows no step included). Nights are
+-- numbered 1, 2, ... in generation order (a rebuild keeps the generations it replays). Each row
+-- is a running total: what every night up to this one added.
 --
--- grain:      one row per (night, variant, policy) for every night from the first one in
---             which the pair has rows (a night that adds nothing to a pair repeats its tally)
--- inputs:     results (view), run_batches (view); macros wilson_low, wilson_high, one_in, player_kind
--- parameters:
--- param pause_minutes = '60'
---             a pause this long (minutes) with no batch finishing starts a new night
+-- grain:      one row per (night, variant, policy) for every night from the first one that added
+--             rows of the pair (a night that adds nothing to a pair repeats its running tally)
+-- inputs:     nights (view: per generation and pair, what it added); macros wilson_low,
+--             wilson_high, one_in, player_kind
+-- parameters: none
 -- columns:
 --   night                  1, 2, ... in the order the nights happened
 --   nights                 how many nights there are in all (the same on every row)
@@ -21,48 +17,22 @@
 --   added                  deals of this pair that this night added
 --   deals, wins, gave_up   running totals after this night
 --   rate, low, high, one_in   as in win_odds, on the running totals
-WITH batches AS (
-    SELECT run_id, variant, policy, first, last, finished::TIMESTAMPTZ AS finished
-    FROM run_batches
-    WHERE state = 'done' AND finished IS NOT NULL
-),
-starts AS (
-    SELECT
-        *,
-        CASE WHEN lag(finished) OVER (ORDER BY finished) IS NULL
-                  OR finished - lag(finished) OVER (ORDER BY finished) >= to_minutes($pause_minutes::BIGINT)
-             THEN 1 ELSE 0 END AS starts_night
-    FROM batches
+WITH steps AS (
+    SELECT DISTINCT generation FROM nights
 ),
 numbered AS (
-    -- ties in `finished` never start a night (their gap is 0), so the numbering does not
-    -- depend on how ties are ordered
-    SELECT *, sum(starts_night) OVER (ORDER BY finished ROWS UNBOUNDED PRECEDING) AS night
-    FROM starts
+    SELECT generation, row_number() OVER (ORDER BY generation) AS night FROM steps
 ),
 added AS (
-    SELECT
-        b.night,
-        r.variant,
-        r.policy,
-        count(*) AS added,
-        count(*) FILTER (WHERE r.won) AS wins,
-        count(*) FILTER (WHERE r.status = 'gave_up') AS gave_up
-    FROM results r
-    JOIN numbered b
-      ON b.run_id = r.run_id AND b.variant = r.variant AND b.policy = r.policy
-     AND r.deal BETWEEN b.first AND b.last
-    GROUP BY b.night, r.variant, r.policy
-),
-all_nights AS (
-    SELECT DISTINCT night FROM numbered
+    SELECT n.night, s.variant, s.policy, s.deals AS added, s.wins, s.gave_up
+    FROM nights s JOIN numbered n USING (generation)
 ),
 pairs AS (
     SELECT variant, policy, min(night) AS first_night FROM added GROUP BY variant, policy
 ),
 grid AS (
     SELECT n.night, p.variant, p.policy
-    FROM pairs p JOIN all_nights n ON n.night >= p.first_night
+    FROM pairs p JOIN numbered n ON n.night >= p.first_night
 ),
 running AS (
     SELECT
@@ -79,7 +49,7 @@ running AS (
 )
 SELECT
     night::INTEGER AS night,
-    (SELECT count(*) FROM all_nights)::INTEGER AS nights,
+    (SELECT count(*) FROM numbered)::INTEGER AS nights,
     variant,
     policy,
     player_kind(policy) AS kind,

@@ -3,7 +3,7 @@
 -- grain:      one row per (variant, policy) with policy <> $reference, over the deals both
 --             played: the pair is matched on (seed, deal, variant), so the two samples are
 --             not independent and the intervals are on the per-deal differences.
--- inputs:     results (view); macros wilson_low, wilson_high, player_kind
+-- inputs:     pairs (view of the aggregates); macros wilson_low, wilson_high, player_kind
 -- parameters:
 -- param reference = 'solver'
 --             the reference player (the unrestricted clairvoyant solver)
@@ -28,33 +28,15 @@
 --   mean_score_gap         score_gap_sum / deals
 --   score_gap_sd           sample standard deviation of the per-deal score gap
 --   score_gap_low, score_gap_high  mean_score_gap -+ 1.96 * sd / sqrt(deals) (normal interval)
-WITH paired AS (
-    SELECT
-        p.variant,
-        p.policy,
-        r.won AS ref_won,
-        p.won AS pol_won,
-        coalesce(r.status = 'gave_up', false) AS ref_gave_up,
-        r.score::BIGINT - p.score::BIGINT AS gap
-    FROM results p
-    JOIN results r
-      ON r.seed = p.seed AND r.deal = p.deal AND r.variant = p.variant AND r.policy = $reference
-    WHERE p.policy <> $reference
-),
-tallies AS (
-    SELECT
-        variant,
-        policy,
-        count(*) AS deals,
-        count(*) FILTER (WHERE ref_won) AS reference_wins,
-        count(*) FILTER (WHERE pol_won) AS policy_wins,
-        count(*) FILTER (WHERE ref_won AND NOT pol_won) AS reference_only,
-        count(*) FILTER (WHERE pol_won AND NOT ref_won) AS policy_only,
-        count(*) FILTER (WHERE ref_gave_up AND NOT pol_won) AS undecided,
-        sum(gap)::BIGINT AS score_gap_sum,
-        sum(gap * gap)::BIGINT AS score_gap_sq_sum
-    FROM paired
-    GROUP BY variant, policy
+WITH tallies AS (
+    -- every pair of two players of one variant that holds the reference, seen from the reference
+    SELECT variant_a AS variant, policy_b AS policy, deals, a_wins AS reference_wins, b_wins AS policy_wins,
+           a_only AS reference_only, b_only AS policy_only, a_undecided AS undecided,
+           gap_sum AS score_gap_sum, gap_sq_sum AS score_gap_sq_sum
+    FROM pairs WHERE variant_a = variant_b AND policy_a = $reference
+    UNION ALL
+    SELECT variant_a, policy_a, deals, b_wins, a_wins, b_only, a_only, b_undecided, -gap_sum, gap_sq_sum
+    FROM pairs WHERE variant_a = variant_b AND policy_b = $reference
 ),
 moments AS (
     SELECT

@@ -592,14 +592,12 @@ def _runs_table(doc):
     rows = []
     for r in doc["provenance"]["runs"]:
         spec = r.get("spec") or {}
-        done = r.get("batches_done")
-        total = r.get("batches")
         rows.append([r["run_id"], str(r.get("seed")), str(r.get("start")), num(spec.get("deals")),
                      ", ".join(spec.get("variants") or []), str(len(spec.get("policies") or [])),
-                     str(r.get("state")), f"{num(done)}/{num(total)}" if total is not None else num(done),
+                     str(r.get("state")), num(r.get("batches_done")), num(r.get("files")),
                      num(r["rows_done"]), str(r.get("engine_version"))])
-    return table(["run", "seed", "start", "deals", "variants", "players", "state", "batches done", "rows", "engine"],
-                 rows)
+    return table(["run", "seed", "start", "deals", "variants", "players", "state", "batches done", "files", "rows",
+                  "engine"], rows)
 
 
 def _query_table(doc):
@@ -710,8 +708,9 @@ def method_paragraphs(doc: dict, names: Names | None = None) -> list[tuple[str, 
          "Deal number i of seed s is a pure function of (s, i) (engine_rs_free/deals.py, algorithm version 1): "
          "Philox4x32-10 keyed by the seed, with counter (block, stream, i), drives a Fisher-Yates shuffle of the "
          "ordered deck, each index drawn exactly uniformly by Lemire's multiply-shift method with rejection. "
-         "So a deck does not depend on batch size, worker, machine or library version; the catalog's deals "
-         "table lists the deck of every deal used here, and 'acesup deal --seed S --index I' prints any deck."),
+         "So a deck does not depend on batch size, worker, machine or library version; the catalog's macro "
+         "deal_deck(seed, deal) computes any deck in SQL with the same generator, and "
+         "'acesup deal --seed S --index I' prints it."),
         ("Solver",
          "The exact clairvoyant solver gives the best score a player who knows the order of the stock can "
          "reach, and a line of play that reaches it. It searches every reachable position (a visited set with "

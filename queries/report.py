@@ -41,16 +41,14 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from .catalog import (
-    _DEAL_MACRO,
     _MACROS,
     CATALOG_VERSION,
     REPORT_QUERIES,
     WILSON_Z,
+    _deal_macros,
     build_catalog,
     load_query,
     local_data_folder,
-    manifest_files,
-    result_files,
     run_query,
 )
 from .render import (  # noqa: F401  (the formatting helpers are part of this module's interface)
@@ -66,7 +64,7 @@ from .render import (  # noqa: F401  (the formatting helpers are part of this mo
     render_markdown,
 )
 
-REPORT_FORMAT = 1
+REPORT_FORMAT = 2  # 2: numbers from the aggregates; provenance.runs give files and batches_done
 REPORT_DIR = "report"
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -153,48 +151,46 @@ def headline_rows(headline: list[dict]) -> list[dict]:
     return [{k: r[k] for k in keys} for r in headline]
 
 
-def _manifest_summary(path: Path) -> dict:
-    """The parts of a run manifest the report cites (not its per-batch log: see the files list)."""
-    m = json.loads(path.read_text(encoding="utf-8"))
-    batches = m.get("batches") or []
-    done = [b for b in batches if b.get("state") == "done"]
-    spec_toml = path.parent / "spec.toml"
+def _manifest_summary(data: Path, m) -> dict:
+    """The parts of a run manifest the report cites (its header and counts; the files are listed apart)."""
+    done = m.done()
+    header = data / "runs" / m.run_id / "manifest.json"
+    spec_toml = header.parent / "spec.toml"
     return {
-        "run_id": m.get("run_id", path.parent.name),
-        "seed": m.get("seed"),
-        "start": m.get("start"),
-        "engine_version": m.get("engine_version"),
-        "schema_version": m.get("schema_version"),
-        "state": m.get("state"),
-        "created": m.get("created"),
-        "updated": m.get("updated"),
-        "spec": m.get("spec"),
-        "requested": m.get("requested"),
-        "covered": m.get("covered"),
-        "batches": len(batches),
-        "batches_done": len(done),
-        "rows_done": sum(int(b.get("rows") or 0) for b in done),
-        "manifest_sha256": _sha256_file(path),
+        "run_id": m.run_id,
+        "seed": m.seed,
+        "start": m.start,
+        "engine_version": m.engine_version,
+        "schema_version": m.schema_version,
+        "state": m.state,
+        "created": m.created,
+        "updated": m.updated,
+        "spec": m.spec,
+        "requested": m.requested,
+        "covered": m.covered(),
+        "files": len(done),
+        "batches_done": sum(b.batches for b in done),
+        "rows_done": sum(b.rows for b in done),
+        "manifest_sha256": _sha256_file(header),
         "spec_toml_sha256": _sha256_file(spec_toml) if spec_toml.exists() else None,
     }
 
 
-def _file_facts(data: Path) -> list[dict]:
-    import pyarrow.parquet as pq
-
+def _file_facts(manifests) -> list[dict]:
+    """Every live data file with the rows, size and SHA-256 its run recorded when the file was
+    written (pipeline.verify checks them against the file; nothing is re-read here)."""
     facts = []
-    for p in result_files(data):
-        md = pq.read_metadata(p)
-        meta = {k.decode(): v.decode() for k, v in (md.metadata or {}).items() if k.startswith(b"acesup.")}
-        facts.append({
-            "path": p.relative_to(data).as_posix(),
-            "rows": md.num_rows,
-            "bytes": p.stat().st_size,
-            "sha256": _sha256_file(p),
-            "engine_version": meta.get("acesup.engine_version"),
-            "schema_version": meta.get("acesup.schema_version"),
-        })
-    return facts
+    for m in manifests.values():
+        for b in m.done():
+            facts.append({
+                "path": b.path,
+                "rows": b.rows,
+                "bytes": b.bytes,
+                "sha256": b.sha256,
+                "engine_version": m.engine_version,
+                "schema_version": str(m.schema_version),
+            })
+    return sorted(facts, key=lambda f: f["path"].split("/"))
 
 
 def _package_version() -> str:
@@ -211,7 +207,7 @@ def _code_checksums() -> dict:
     queries = {name: load_query(name).sha256 for name in REPORT_QUERIES}
     return {
         "queries": queries,
-        "catalog_macros": hashlib.sha256((_MACROS + _DEAL_MACRO).encode()).hexdigest(),
+        "catalog_macros": hashlib.sha256((_MACROS + _deal_macros()).encode()).hexdigest(),
         "catalog_version": CATALOG_VERSION,
         "report_code": {
             name: hashlib.sha256((Path(__file__).parent / name).read_bytes()).hexdigest()
@@ -241,38 +237,73 @@ def honest_gap_rows(con, headline: list[dict]) -> list[dict]:
     return sorted(out, key=lambda r: (r["variant"], r["policy"]))
 
 
-def headline_nights(nights: list[dict], headline: list[dict]) -> list[dict]:
-    """The rows of the ``nights`` query for the players of the headline (the figures the page
-    follows night by night); the catalog's ``run_batches`` and ``results`` give the rest."""
-    keep = {(h["variant"], h["player"]) for h in headline}
-    return [r for r in nights if (r["variant"], r["policy"]) in keep]
+def refresh_aggregates(data: Path, *, rebuild: bool = False):
+    """Bring the aggregates up to date with the data folder (queries.aggregates), under its lock.
+
+    If another process holds the folder's lock (a night is running), the aggregates are
+    left as they are and the report is built from them, with a warning on standard error.
+    """
+    import sys
+
+    from pipeline.errors import UserError
+    from pipeline.plan import DataLock
+    from pipeline.storage import DataStore
+
+    from .aggregates import update_aggregates
+
+    store = DataStore(str(data))
+    try:
+        with DataLock(store):
+            return update_aggregates(store, rebuild=rebuild)
+    except (UserError, OSError) as exc:
+        if rebuild:
+            raise
+        print(f"acesup: warning: the aggregates were not brought up to date ({exc}); the report shows "
+              f"the rows they include", file=sys.stderr)
+        return None
 
 
-def collect(data: str | os.PathLike) -> dict:
-    """Build the catalog and compute the whole report document (what report.json holds)."""
+def _distinct_deals(ledger: list[dict]) -> tuple[int, int, list[int]]:
+    """(distinct (seed, deal) pairs, keys, seeds) of the deal ranges the aggregates include."""
+    from pipeline.manifest import merge_ranges
+
+    by_seed: dict[int, list] = {}
+    by_side: dict[tuple, list] = {}
+    for r in ledger:
+        by_seed.setdefault(int(r["seed"]), []).append((r["first"], r["last"]))
+        by_side.setdefault((int(r["seed"]), r["variant"], r["policy"]), []).append((r["first"], r["last"]))
+    deals = sum(b - a + 1 for v in by_seed.values() for a, b in merge_ranges(v))
+    keys = sum(b - a + 1 for v in by_side.values() for a, b in merge_ranges(v))
+    return deals, keys, sorted(by_seed)
+
+
+def collect(data: str | os.PathLike, *, rebuild: bool = False) -> dict:
+    """Bring the aggregates up to date, build the catalog and compute the whole report document
+    (what report.json holds) from the aggregates."""
     import duckdb
 
+    from pipeline.manifest import read_all_manifests
+    from pipeline.storage import DataStore
+
     data = local_data_folder(data)
+    refresh_aggregates(data, rebuild=rebuild)
     catalog = build_catalog(data)
+    manifests = read_all_manifests(DataStore(str(data)))
     con = duckdb.connect(str(catalog), read_only=True)
     try:
         arrow = {name: run_query(con, name) for name in REPORT_QUERIES}
         tables = {name: _rows(t) for name, t in arrow.items()}
         tables["honest_gap"] = honest_gap_rows(con, tables["headline"])
-        tables["nights"] = headline_nights(tables["nights"], tables["headline"])
-        total_rows = con.execute("SELECT count(*) FROM results").fetchall()[0][0]
-        distinct_deals = con.execute("SELECT count(*) FROM deals").fetchall()[0][0]
-        # The key (seed, deal, variant, policy) is unique by the pipeline's contract; a
-        # duplicate would count a deal twice, so the report checks and shows it.
-        duplicate_keys = con.execute(
-            "SELECT (SELECT count(*) FROM results) "
-            "- (SELECT count(*) FROM (SELECT DISTINCT seed, deal, variant, policy FROM results))"
-        ).fetchall()[0][0]
-        seeds = [r[0] for r in con.execute("SELECT DISTINCT seed FROM results ORDER BY seed").fetchall()]
+        total_rows = con.execute("SELECT coalesce(sum(deals), 0)::BIGINT FROM tallies").fetchall()[0][0]
+        ledger = con.sql("SELECT seed, variant, policy, first, last FROM ledger").to_arrow_table().to_pylist()
     finally:
         con.close()
-    files = _file_facts(data)
-    runs = [_manifest_summary(p) for p in manifest_files(data)]
+    distinct_deals, keys, seeds = _distinct_deals(ledger)
+    # The key (seed, deal, variant, policy) is unique by the pipeline's contract; a row counted
+    # twice (a key in two files) would show here as rows beyond the distinct keys included.
+    duplicate_keys = total_rows - keys
+    files = _file_facts(manifests)
+    runs = [_manifest_summary(data, m) for m in sorted(manifests.values(), key=lambda m: m.run_id)]
     dataset_sha = hashlib.sha256("".join(f"{f['path']} {f['sha256']}\n" for f in files).encode()).hexdigest()
     return {
         "format": REPORT_FORMAT,
@@ -349,15 +380,16 @@ def _write(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
-def build_report(data: str | os.PathLike) -> dict:
-    """Build the report of a data folder (see the module docstring).
+def build_report(data: str | os.PathLike, *, rebuild: bool = False) -> dict:
+    """Build the report of a data folder (see the module docstring); ``rebuild`` recomputes the
+    aggregates from every per-deal row first (queries.aggregates.rebuild_aggregates).
 
     Returns ``{"index_html", "report_md", "report_json", "build_json", "catalog"}``
     (paths as strings), ``"headline"`` (list of dicts: variant, player, kind,
     deals, wins, gave_up, rate, low, high, one_in) and ``"result_rows"``.
     """
     data = local_data_folder(data)
-    doc = collect(data)
+    doc = collect(data, rebuild=rebuild)
     info = build_info()
     out = data / REPORT_DIR
     out.mkdir(parents=True, exist_ok=True)

@@ -1,7 +1,7 @@
 -- score_distribution: how many deals end at each score, per player and variant.
 --
 -- grain:      one row per (variant, policy, score) for every score 0..48 (zero counts included)
--- inputs:     results (view); macro player_kind
+-- inputs:     score_counts, tallies (views of the aggregates); macro player_kind
 -- parameters: none
 -- columns:
 --   variant, policy, kind   as in win_odds
@@ -11,14 +11,10 @@
 --   share                   deals / all deals of this (variant, policy)
 --   at_least                deals that scored this much or more (survival count)
 WITH counts AS (
-    SELECT variant, policy, score::INTEGER AS score, count(*) AS deals
-    FROM results
-    GROUP BY variant, policy, score
+    SELECT variant, policy, score, deals FROM score_counts
 ),
 totals AS (
-    SELECT variant, policy, count(*) AS total
-    FROM results
-    GROUP BY variant, policy
+    SELECT variant, policy, deals AS total FROM tallies
 ),
 grid AS (
     SELECT t.variant, t.policy, t.total, s.score::INTEGER AS score

@@ -7,7 +7,7 @@
 -- on the deals both solved (paired).
 --
 -- grain:      one row per (preset, discards, restriction) present in results
--- inputs:     results (view); macros wilson_low, wilson_high, solver_restriction,
+-- inputs:     tallies, pairs (views of the aggregates); macros wilson_low, wilson_high, solver_restriction,
 --             variant_preset, variant_discards
 -- parameters: none
 -- columns:
@@ -22,40 +22,31 @@
 --   rung_wins              of those, deals this rung wins
 --   share_of_base          rung_wins / base_wins: the part of the clairvoyant wins that survive
 --                          the restriction (above 1 for optional discards); NULL without base wins
-WITH solver_rows AS (
+WITH tallies AS (
     SELECT
         variant_preset(variant) AS preset,
         variant_discards(variant) AS discards,
         solver_restriction(policy) AS restriction,
-        *
-    FROM results
-    WHERE solver_restriction(policy) IS NOT NULL
-),
-tallies AS (
-    SELECT
-        preset,
-        discards,
-        restriction,
         variant,
         policy,
-        count(*) AS deals,
-        count(*) FILTER (WHERE won) AS wins,
-        count(*) FILTER (WHERE status = 'gave_up') AS gave_up
-    FROM solver_rows
-    GROUP BY preset, discards, restriction, variant, policy
+        deals,
+        wins,
+        gave_up
+    FROM tallies
+    WHERE solver_restriction(policy) IS NOT NULL
 ),
+-- Each rung with the unrestricted forced-discard solver of its preset (the base): the pair of
+-- the two, either way round, or the base itself.
 base_pairs AS (
-    SELECT
-        s.variant,
-        s.policy,
-        count(*) AS base_deals,
-        count(*) FILTER (WHERE b.won) AS base_wins,
-        count(*) FILTER (WHERE s.won) AS rung_wins
-    FROM solver_rows s
-    JOIN solver_rows b
-      ON b.preset = s.preset AND b.discards = 'forced' AND b.restriction = 'none'
-     AND b.seed = s.seed AND b.deal = s.deal
-    GROUP BY s.variant, s.policy
+    SELECT t.variant, t.policy, p.deals AS base_deals,
+           CASE WHEN p.variant_a = t.preset AND p.policy_a = 'solver' THEN p.a_wins ELSE p.b_wins END AS base_wins,
+           CASE WHEN p.variant_a = t.preset AND p.policy_a = 'solver' THEN p.b_wins ELSE p.a_wins END AS rung_wins
+    FROM tallies t
+    JOIN pairs p
+      ON (p.variant_a = t.preset AND p.policy_a = 'solver' AND p.variant_b = t.variant AND p.policy_b = t.policy)
+      OR (p.variant_b = t.preset AND p.policy_b = 'solver' AND p.variant_a = t.variant AND p.policy_a = t.policy)
+    UNION ALL
+    SELECT variant, policy, deals, wins, wins FROM tallies WHERE variant = preset AND policy = 'solver'
 )
 SELECT
     t.preset,

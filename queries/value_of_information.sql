@@ -6,7 +6,7 @@
 -- rate favours a lucky one slightly (winner's curse); the intervals do not account for it.
 --
 -- grain:      one row per variant that has both the reference and at least one honest player
--- inputs:     results (view); macros wilson_low, wilson_high, player_kind
+-- inputs:     tallies, pairs (views of the aggregates); macros wilson_low, wilson_high, player_kind
 -- parameters:
 -- param reference = 'solver'
 --             the clairvoyant reference player
@@ -27,18 +27,7 @@
 --                                      an honest win)
 --   honest_share                       paired_honest_wins / paired_reference_wins: the share of
 --                                      the clairvoyantly winnable deals an honest player wins
-WITH tallies AS (
-    SELECT
-        variant,
-        policy,
-        count(*) AS deals,
-        count(*) FILTER (WHERE won) AS wins,
-        count(*) FILTER (WHERE status = 'gave_up') AS gave_up,
-        sum(score::BIGINT)::BIGINT AS score_sum
-    FROM results
-    GROUP BY variant, policy
-),
-honest_ranked AS (
+WITH honest_ranked AS (
     SELECT
         *,
         row_number() OVER (PARTITION BY variant
@@ -53,19 +42,26 @@ best AS (
 reference AS (
     SELECT * FROM tallies WHERE policy = $reference
 ),
+-- The pair (reference, best honest player) of the variant, seen from the reference's side.
+oriented AS (
+    SELECT variant_a AS variant, policy_a AS reference, policy_b AS honest, deals, a_wins AS reference_wins,
+           b_wins AS honest_wins, a_only AS reference_only, b_only AS honest_only, a_undecided AS undecided
+    FROM pairs WHERE variant_a = variant_b
+    UNION ALL
+    SELECT variant_a, policy_b, policy_a, deals, b_wins, a_wins, b_only, a_only, b_undecided
+    FROM pairs WHERE variant_a = variant_b
+),
 paired AS (
     SELECT
         b.variant,
-        count(*) AS paired_deals,
-        count(*) FILTER (WHERE r.won) AS paired_reference_wins,
-        count(*) FILTER (WHERE h.won) AS paired_honest_wins,
-        count(*) FILTER (WHERE r.won AND NOT h.won) AS reference_only,
-        count(*) FILTER (WHERE h.won AND NOT r.won) AS honest_only,
-        count(*) FILTER (WHERE r.status = 'gave_up' AND NOT h.won) AS undecided
+        o.deals AS paired_deals,
+        o.reference_wins AS paired_reference_wins,
+        o.honest_wins AS paired_honest_wins,
+        o.reference_only,
+        o.honest_only,
+        o.undecided
     FROM best b
-    JOIN results h ON h.variant = b.variant AND h.policy = b.policy
-    JOIN results r ON r.variant = h.variant AND r.seed = h.seed AND r.deal = h.deal AND r.policy = $reference
-    GROUP BY b.variant
+    JOIN oriented o ON o.variant = b.variant AND o.honest = b.policy AND o.reference = $reference
 ),
 moments AS (
     SELECT

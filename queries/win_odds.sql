@@ -1,7 +1,7 @@
 -- win_odds: how often each player wins each variant, with a 95% Wilson interval.
 --
 -- grain:      one row per (variant, policy)
--- inputs:     results (view: one row per seed x deal x variant x policy);
+-- inputs:     tallies (view of the aggregates: one row per variant x policy);
 --             macros wilson_low, wilson_high, one_in, player_kind
 -- parameters: none
 -- columns:
@@ -20,18 +20,6 @@
 --   score_sum     sum of final scores (exact, for recomputation)
 --   mean_score    score_sum / deals (solver: max score; a lower bound when gave_up)
 --   mean_moves    mean cards moved into empty piles
-WITH tallies AS (
-    SELECT
-        variant,
-        policy,
-        count(*) AS deals,
-        count(*) FILTER (WHERE won) AS wins,
-        count(*) FILTER (WHERE status = 'gave_up') AS gave_up,
-        sum(score::BIGINT)::BIGINT AS score_sum,
-        sum(moves::BIGINT)::BIGINT AS moves_sum
-    FROM results
-    GROUP BY variant, policy
-)
 SELECT
     variant,
     policy,

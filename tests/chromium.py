@@ -44,7 +44,8 @@ _PROBE = """
   var svgs = document.querySelectorAll('svg');
   for (var j = 0; j < svgs.length; j++) {
     var t = svgs[j].querySelector('title');
-    out.svgs.push({title: t ? t.textContent : null, rect: rect(svgs[j])});
+    var vb = svgs[j].viewBox && svgs[j].viewBox.baseVal;
+    out.svgs.push({title: t ? t.textContent : null, rect: rect(svgs[j]), viewWidth: vb ? vb.width : null});
   }
   var pre = document.createElement('pre');
   pre.id = 'acesup-probe';

@@ -350,55 +350,43 @@ def expected_tables(data: Path, reference: str = "solver") -> dict[str, list[dic
                         "median_score": median, "reach_40": sum(s >= 40 for s in scores),
                         "reach_44": sum(s >= 44 for s in scores), "reach_48": sum(s >= 48 for s in scores)})
     out["score_summary"] = summary
-    out["nights"] = expected_nights(data, df)  # every pair; the report keeps the headline's (headline_only)
+    out["nights"] = expected_nights(data, df)
     return out
 
 
-def headline_only(nights: list[dict], headline: list[dict]) -> list[dict]:
-    """The nights rows of the players of the headline (what report.json keeps)."""
-    keep = {(h["variant"], h["player"]) for h in headline}
-    return [r for r in nights if (r["variant"], r["policy"]) in keep]
+def expected_nights(data: Path, df=None) -> list[dict]:
+    """The nights table recomputed from the raw rows and the aggregates' ledger (plain Python).
 
-
-PAUSE_SECONDS = 3600  # queries/nights.sql: a pause of an hour with no batch finishing starts a night
-
-
-def expected_nights(data: Path, df=None, pause_seconds: int = PAUSE_SECONDS) -> list[dict]:
-    """The nights table recomputed from the manifests' batch records and the raw rows (plain Python).
-
-    Batches are sorted by the time they finished; a new night starts after a pause of at least
-    ``pause_seconds``; a row belongs to the night of its run's batch whose range holds its deal.
+    The ledger (DATA/aggregates/<g>/ledger.parquet of the newest generation, read with pyarrow)
+    says which deal ranges each generation included; each raw row is counted in the generation
+    whose range holds it, and the running totals are summed here, generation by generation.
     """
     import json
-    from datetime import datetime
+
+    import pyarrow.parquet as pq
 
     df = raw_results(data) if df is None else df
-    batches = []
-    for m in sorted(Path(data, "runs").glob("*/manifest.json")):
-        man = json.loads(m.read_text())
-        for b in man["batches"]:
-            if b["state"] == "done" and b.get("finished"):
-                t = datetime.strptime(b["finished"], "%Y-%m-%dT%H:%M:%SZ").timestamp()
-                batches.append((t, man["run_id"], b["variant"], b["policy"], b["first"], b["last"]))
-    batches.sort()
-    night_of, night, last_t = {}, 0, None
-    for t, run, v, p, first, last in batches:
-        if last_t is None or t - last_t >= pause_seconds:
-            night += 1
-        last_t = t
-        night_of[(run, v, p, first, last)] = night
-    nights = night
-    by_pair: dict[tuple, list] = {}
-    for (run, v, p, first, last), n in night_of.items():
-        by_pair.setdefault((run, v, p), []).append((first, last, n))
+    agg = Path(data, "aggregates")
+    commits = sorted(agg.glob("*.json"), key=lambda p: int(p.stem)) if agg.is_dir() else []
+    if not commits:
+        return []
+    record = json.loads(commits[-1].read_text())
+    ledger = pq.read_table(Path(data, record["tables"]["ledger"]["path"])).to_pylist()
+    gens = sorted({r["generation"] for r in ledger})
+    night_of = {g: i + 1 for i, g in enumerate(gens)}
+    ranges: dict[tuple, list] = {}
+    for r in ledger:
+        ranges.setdefault((int(r["seed"]), r["variant"], r["policy"]), []).append(
+            (r["first"], r["last"], night_of[r["generation"]]))
     added: dict[tuple, list[int]] = {}
-    for r in df.select("run_id", "variant", "policy", "deal", "won", "status").iter_rows(named=True):
-        n = next(n for first, last, n in by_pair[(r["run_id"], r["variant"], r["policy"])]
+    for r in df.select("seed", "variant", "policy", "deal", "won", "status").iter_rows(named=True):
+        n = next(n for first, last, n in ranges[(int(r["seed"]), r["variant"], r["policy"])]
                  if first <= r["deal"] <= last)
         a = added.setdefault((n, r["variant"], r["policy"]), [0, 0, 0])
         a[0] += 1
         a[1] += bool(r["won"])
         a[2] += r["status"] == "gave_up"
+    nights = len(gens)
     out = []
     for v, p in sorted({(v, p) for _, v, p in added}):
         first_night = min(n for n, vv, pp in added if (vv, pp) == (v, p))
@@ -412,21 +400,6 @@ def expected_nights(data: Path, df=None, pause_seconds: int = PAUSE_SECONDS) -> 
                         "deals": deals, "wins": wins, "gave_up": gave_up, "rate": wins / deals, "low": low,
                         "high": high, "one_in": deals / wins if wins else None})
     return out
-
-
-TABLE_KEYS = {
-    "headline": ("variant", "kind"),
-    "win_odds": ("variant", "policy"),
-    "score_distribution": ("variant", "policy", "score"),
-    "policy_gap": ("variant", "policy"),
-    "honest_gap": ("variant", "policy"),
-    "value_of_information": ("variant",),
-    "claims": ("claim_id", "variant", "policy"),
-    "solver_ladder": ("variant", "policy"),
-    "coverage": ("seed", "variant", "policy", "run_id"),
-    "score_summary": ("variant", "policy"),
-    "nights": ("night", "variant", "policy"),
-}
 
 
 def same_value(a, b) -> bool:

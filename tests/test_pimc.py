@@ -305,6 +305,90 @@ def test_never_reads_the_real_stock_order(variant, base):
     assert changed_later > 0  # the permutations did change the games later: the test can see a difference
 
 
+def _reference_choose(state, rules, player, *, seed, index, decision):
+    """pimc's choice written again from its docstring, with nothing of pimc.py but parse_pimc.
+
+    Candidates from game.legal_actions; orders from the plain-Python sampler above; each candidate under
+    each order solved one position at a time with solver.solve_position (itself twin-tested against a
+    brute force); the choice rule of the docstring, step 4.
+    """
+    from engine_rs_free.game import State
+    from engine_rs_free.policies import decide
+
+    spec = parse_pimc(player)
+    inner = rules.with_options(*spec.inner)
+    legal = legal_actions(state, rules)
+    cands = [None] if not state.stock else ([DEAL] if DEAL in legal else [])
+    empties = [i for i, pile in enumerate(state.piles) if not pile]
+    cands += [a for a in legal if a.kind == "m" and len(state.piles[a.src]) > 1 and a.dst == empties[0]]
+    cands += [a for a in legal if a.kind == "x"]
+    if len(cands) == 1:
+        return cands[0]
+    orders = _reference_orders(list(state.stock), spec.samples, seed, index, decision) if state.stock else [[]]
+    wins, totals = [], []
+    for a in cands:
+        scores = []
+        for order in orders:
+            if a is None:
+                scores.append(state.score)
+                continue
+            imagined = State(state.piles, tuple(order), state.discarded)
+            after = apply(imagined, a, rules)
+            scores.append(solve_position(after, inner, node_limit=spec.nodes or None).max_score)
+        wins.append(sum(x >= 48 for x in scores))
+        totals.append(sum(scores))
+    pure = max(range(len(cands)), key=lambda c: (wins[c], totals[c], -c))
+    if spec.guide:
+        discards = [a for a in cands if a is not None and a.kind == "x"]
+        honest = discards[0] if discards else decide(state, rules, spec.guide)
+        if honest in cands:
+            h = cands.index(honest)
+            return cands[pure] if wins[pure] - wins[h] >= spec.override_margin else honest
+    return cands[pure]
+
+
+@pytest.mark.parametrize("variant, player, count, choices", [
+    ("standard", "pimc:samples=4", 40, 10), ("standard", "pimc:samples=4,guide=none,inner=sensible", 30, 8),
+    ("strict", "pimc:samples=3,margin=1", 160, 10), ("reverse+sensible", "pimc:samples=4,guide=greedy", 40, 5),
+    ("standard+optional", "pimc:samples=2,nodes=1500", 10, 3),
+])
+def test_choose_equals_the_reference_written_from_the_docstring(variant, player, count, choices):
+    rules = rules_by_name(variant)
+    spec = parse_pimc(player)
+    seen = 0
+    for k, state in enumerate(_random_positions(rules, count, 29)):
+        got = choose(state, rules, spec, seed=SEED, index=k, decision=k % 7)
+        want = _reference_choose(state, rules, player, seed=SEED, index=k, decision=k % 7)
+        assert got == want, (variant, player, k, str(state))
+        seen += len(candidates(state, rules)) > 1
+    assert seen >= choices  # enough positions had a real choice to make
+
+
+def test_play_equals_the_reference_loop():
+    # whole games: the reference chooser in a plain loop over game.py, counted as policies.py counts
+    rules = rules_by_name("standard")
+    decks = deal_batch(SEED, 300, 4)
+    for n, deck in enumerate(decks):
+        index = 300 + n
+        state, line, decisions = new_game(deck, rules), [], 0
+        while True:
+            legal = legal_actions(state, rules)
+            if len(legal) + (0 if state.stock else 1) == 1 and not legal:
+                break
+            if len(legal) + (0 if state.stock else 1) == 1:
+                action = legal[0]
+            else:
+                action = _reference_choose(state, rules, "pimc:samples=2", seed=SEED, index=index,
+                                           decision=decisions)
+                decisions += 1
+            if action is None:
+                break
+            state = apply(state, action, rules)
+            line.append(str(action))
+        got = play_pimc(deck, rules, "pimc:samples=2", seed=SEED, index=index)
+        assert (got.line, got.score, got.decisions) == (" ".join(line), state.score, decisions)
+
+
 def test_choose_reads_the_stock_as_a_set():
     state = parse_position("KS 3S | 7H | - | 2C", "2H 3H 4H 5H 6D 9C QD JH")
     shuffled = parse_position("KS 3S | 7H | - | 2C", "JH 9C 2H QD 5H 6D 4H 3H")

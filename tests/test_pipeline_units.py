@@ -106,4 +106,63 @@ def test_manifest_json_round_trip(tmp_path):
     write_manifest(store, m)
     back = read_manifest(store, "0123456789ab")
     assert back.to_json() == m.to_json()
-    assert json.loads(back.to_json())["covered"] == {}
+    assert json.loads(back.to_json())["format"] == 2 and "batches" not in json.loads(back.to_json())
+
+
+def _log(store, run_id):
+    return sorted(store.list_files(f"runs/{run_id}/log"))
+
+
+def test_the_log_gets_only_what_changed_and_snapshots_replace_it(tmp_path):
+    """A running run appends segments of the records that changed; a snapshot supersedes them."""
+    from pipeline.manifest import BatchRecord
+
+    store = DataStore(str(tmp_path))
+    m = Manifest(run_id="0123456789ab", seed=1, start=0, spec={}, requested={"standard/greedy": [0, 299]})
+    m.batches = [BatchRecord("standard", "greedy", a, a + 99, "pending", f"results/x-{a}.parquet", 100)
+                 for a in (0, 100, 200)]
+    write_manifest(store, m)  # planned: a snapshot
+    assert [p.rpartition("/")[2] for p in _log(store, m.run_id)] == ["00000001.snapshot.jsonl"]
+    m.state = "running"
+    write_manifest(store, m)
+    header = store.read_bytes("runs/0123456789ab/manifest.json")
+    m.batches[1].state, m.batches[1].sha256 = "done", "ab" * 32
+    write_manifest(store, m)
+    write_manifest(store, m)  # nothing changed: nothing written
+    m.batches.pop(0)
+    write_manifest(store, m)
+    names = [p.rpartition("/")[2] for p in _log(store, m.run_id)]
+    assert names == ["00000001.snapshot.jsonl", "00000002.jsonl", "00000003.jsonl"]
+    seg2 = [json.loads(x) for x in store.read_bytes(f"runs/{m.run_id}/log/00000002.jsonl").splitlines()]
+    assert [(r["first"], r["state"]) for r in seg2] == [(100, "done")]  # only the changed record
+    seg3 = [json.loads(x) for x in store.read_bytes(f"runs/{m.run_id}/log/00000003.jsonl").splitlines()]
+    assert seg3 == [{"remove": "results/x-0.parquet"}]
+    assert store.read_bytes("runs/0123456789ab/manifest.json") == header  # the header is not rewritten
+    back = read_manifest(store, m.run_id)
+    assert [(b.first, b.state, b.sha256) for b in back.batches] == [(100, "done", "ab" * 32), (200, "pending", "")]
+    back.state = "done"
+    write_manifest(store, back)
+    assert [p.rpartition("/")[2] for p in _log(store, m.run_id)] == ["00000004.snapshot.jsonl"]
+    again = read_manifest(store, m.run_id)
+    assert [(b.first, b.state) for b in again.batches] == [(100, "done"), (200, "pending")]
+    assert again.state == "done"
+
+
+def test_a_format_1_manifest_is_read_and_rewritten_as_format_2(tmp_path):
+    store = DataStore(str(tmp_path))
+    v1 = {"format": 1, "run_id": "0123456789ab", "seed": 1, "start": 0, "engine_version": "e",
+          "schema_version": 1, "state": "done", "created": "c", "updated": "u", "error": None,
+          "spec": {"deals": 200}, "requested": {"standard/greedy": [0, 199]},
+          "covered": {"standard/greedy": [[0, 199]]},
+          "batches": [{"variant": "standard", "policy": "greedy", "first": a, "last": a + 99, "state": "done",
+                       "path": f"results/p-{a}.parquet", "rows": 100, "sha256": "0" * 64, "bytes": 10,
+                       "seconds": 1.0, "engine_seconds": 0.5, "node": "n", "error": None, "finished": "f"}
+                      for a in (0, 100)]}
+    store.write_atomic("runs/0123456789ab/manifest.json", json.dumps(v1).encode())
+    m = read_manifest(store, "0123456789ab")
+    assert [(b.first, b.kind, b.batches) for b in m.batches] == [(0, "batch", 1), (100, "batch", 1)]
+    assert m.covered() == {"standard/greedy": [[0, 199]]}
+    write_manifest(store, m)
+    assert json.loads(store.read_bytes("runs/0123456789ab/manifest.json"))["format"] == 2
+    back = read_manifest(store, "0123456789ab")
+    assert [b.path for b in back.batches] == [b.path for b in m.batches]

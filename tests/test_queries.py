@@ -45,6 +45,9 @@ def data(ray_local, tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="session")
 def catalog(data) -> Path:
+    from queries.aggregates import update_aggregates
+
+    update_aggregates(str(data))
     return build_catalog(data)
 
 
@@ -143,20 +146,20 @@ def test_wilson_macros_match_the_formula_and_known_values(con):
         "none", "sensible+must_fill", None, "strict", "optional", "forced")
 
 
-def test_deals_table_holds_the_engine_deck_of_every_deal(con, data):
-    from engine_rs_free.cards import format_deck, parse_deck
+def test_deal_deck_macro_computes_the_engine_deck(con, data):
+    """No deck is stored: deal_deck and deal_decks run the generator in SQL (tests/test_catalog_sql.py
+    holds them to the engine on many more deals)."""
+    from engine_rs_free.cards import format_deck
     from engine_rs_free.deals import deal
 
     df = raw_results(data)
     pairs = sorted(set(zip(df["seed"].to_list(), df["deal"].to_list())))
-    rows = con.execute("SELECT seed, deal, deck FROM deals ORDER BY seed, deal").fetchall()
-    assert [(s, d) for s, d, _ in rows] == pairs
-    for s, d, deck in rows[:: max(1, len(rows) // 25)]:
-        assert deck == format_deck(deal(s, d))
-        assert format_deck(parse_deck(deck)) == deck  # the text round-trips
-    s, d, deck = rows[-1]
-    assert con.execute("SELECT deal_deck($s, $d)", {"s": s, "d": d}).fetchall()[0][0] == deck
-    assert con.execute("SELECT deal_deck($s, $d)", {"s": s, "d": 10**12}).fetchall()[0][0] is None
+    for s, d in pairs[:: max(1, len(pairs) // 5)]:
+        assert con.execute("SELECT deal_deck($s, $d)", {"s": s, "d": d}).fetchall()[0][0] == format_deck(deal(s, d))
+    rows = con.execute("SELECT r.deal, d.deck FROM (SELECT DISTINCT deal FROM results WHERE deal < 5) r "
+                       "JOIN deal_decks(11, 0, 5) d USING (deal) ORDER BY r.deal").fetchall()
+    assert rows == [(i, format_deck(deal(11, i))) for i in range(5)]
+    assert "deals" not in {r[0] for r in con.execute("SHOW TABLES").fetchall()}
 
 
 def test_results_view_reads_the_columns_not_the_folders(con, data):
@@ -172,14 +175,24 @@ def test_results_view_reads_the_columns_not_the_folders(con, data):
     assert cols == RESULT_SCHEMA.names
 
 
-def test_runs_views_read_the_manifests(con, data):
-    manifests = [json.loads(p.read_text()) for p in (data / "runs").glob("*/manifest.json")]
-    rows = con.execute("SELECT run_id, seed, start, state, batches FROM runs ORDER BY run_id").fetchall()
-    assert rows == sorted((m["run_id"], m["seed"], m["start"], m["state"], len(m["batches"])) for m in manifests)
-    n_rows = con.execute("SELECT sum(rows) FROM run_batches WHERE state = 'done'").fetchall()[0][0]
+def test_runs_and_files_views_read_the_manifests(con, data):
+    from pipeline.manifest import read_all_manifests
+    from pipeline.storage import DataStore
+
+    manifests = read_all_manifests(DataStore(str(data)))
+    rows = con.execute("SELECT run_id, seed, start, state, files, rows FROM runs ORDER BY run_id").fetchall()
+    assert rows == sorted((m.run_id, m.seed, m.start, m.state, len(m.done()), sum(b.rows for b in m.done()))
+                          for m in manifests.values())
+    n_rows = con.execute("SELECT sum(rows) FROM files").fetchall()[0][0]
     assert n_rows == raw_results(data).height
-    spec_deals = con.execute("SELECT (spec->>'deals')::INT FROM runs").fetchall()[0][0]
-    assert spec_deals == manifests[0]["spec"]["deals"]
+    files = {r[0]: r[1:] for r in con.execute("SELECT path, sha256, bytes FROM files").fetchall()}
+    import hashlib
+
+    for rel, (sha, size) in files.items():
+        raw = (data / rel).read_bytes()
+        assert (hashlib.sha256(raw).hexdigest(), len(raw)) == (sha, size)
+    spec_deals = con.execute("SELECT (spec::JSON->>'deals')::INT FROM runs").fetchall()[0][0]
+    assert spec_deals == next(iter(manifests.values())).spec["deals"]
 
 
 def test_catalog_opens_read_only_from_another_directory_with_a_plain_client(catalog, data, tmp_path):
@@ -239,10 +252,9 @@ def test_catalog_goes_stale_when_data_is_added_or_moved(data, tmp_path):
 def test_empty_data_folder_gives_empty_views(tmp_path):
     path = build_catalog(tmp_path)
     with duckdb.connect(str(path), read_only=True) as c:
-        assert c.execute("SELECT count(*) FROM results").fetchall()[0][0] == 0
-        assert c.execute("SELECT count(*) FROM runs").fetchall()[0][0] == 0
-        assert c.execute("SELECT count(*) FROM run_batches").fetchall()[0][0] == 0
-        assert c.execute("SELECT count(*) FROM deals").fetchall()[0][0] == 0
+        for view in ("results", "runs", "files", "tallies", "score_counts", "pairs", "deal_coverage", "nights",
+                     "ledger"):
+            assert c.execute(f"SELECT count(*) FROM {view}").fetchall()[0][0] == 0, view
         for name in REPORT_QUERIES:
             assert run_query(c, name).num_rows == 0
 
@@ -284,30 +296,18 @@ def test_solver_ladder_is_consistent_with_the_rules(con):
             assert r["rung_wins"] <= r["base_wins"] and r["base_deals"] == r["deals"]
 
 
-def test_rebuild_reuses_checked_decks_of_the_previous_catalog(data, tmp_path):
-    from engine_rs_free.cards import format_deck
-    from engine_rs_free.deals import deal
-
-    copy = tmp_path / "copy"
-    shutil.copytree(data, copy, ignore=shutil.ignore_patterns("acesup.duckdb*", "report"))
-
-    def info():
-        with duckdb.connect(str(catalog_path(copy)), read_only=True) as c:
-            return dict(c.execute("SELECT key, value FROM catalog_info").fetchall())
-
-    build_catalog(copy)
-    n = int(info()["deals"])
-    assert n > 0 and info()["deals_reused"] == "0"
-    build_catalog(copy)
-    assert info()["deals_reused"] == str(n) and info()["deals"] == str(n)
-    # A previous catalog whose decks are wrong is not trusted: every deck is dealt again.
-    with duckdb.connect(str(catalog_path(copy))) as c:
-        c.execute("UPDATE deals SET deck = 'AS KS'")
-    build_catalog(copy)
-    assert info()["deals_reused"] == "0"
-    with duckdb.connect(str(catalog_path(copy)), read_only=True) as c:
-        rows = c.execute("SELECT seed, deal, deck FROM deals ORDER BY deal LIMIT 5").fetchall()
-    assert all(deck == format_deck(deal(s, d)) for s, d, deck in rows)
+def test_the_catalog_holds_no_rows_and_is_written_for_old_clients(catalog, data):
+    """Views only: its size does not grow with the results; storage format 1.0 (version 64)."""
+    assert catalog.stat().st_size < 2 << 20
+    with duckdb.connect(str(catalog), read_only=True) as c:
+        tables = c.execute("SELECT table_name, table_type FROM information_schema.tables").fetchall()
+        assert {t for _, t in tables} == {"VIEW"}
+        assert c.execute("SELECT tags FROM duckdb_databases() WHERE database_name = current_database()")
+    with open(catalog, "rb") as f:
+        head = f.read(16)
+    assert head[8:12] == b"DUCK" and int.from_bytes(head[12:16], "little") == 64
+    sql = (data / "acesup.sql").read_text()
+    assert "CREATE MACRO deal_deck" in sql and "CREATE VIEW results" in sql
 
 
 def test_half_built_catalog_of_a_dead_process_is_removed(tmp_path):
@@ -317,4 +317,4 @@ def test_half_built_catalog_of_a_dead_process_is_removed(tmp_path):
     leftover.write_bytes(b"half a catalog")
     (tmp_path / f"acesup.duckdb.building-{pid}.wal").write_bytes(b"x")
     build_catalog(tmp_path)
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["acesup.duckdb"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["acesup.duckdb", "acesup.sql", "catalog"]

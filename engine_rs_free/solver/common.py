@@ -81,6 +81,28 @@ class NativeDeck(NamedTuple):
     code: np.ndarray  # int8[52]       card code of each card id (SearchRules.code)
 
 
+class NativeTops(NamedTuple):
+    """What the native search needs to read a pile's top: the NativeDeck fields of that, alone.
+
+    A call that is not inlined copies every array of its arguments (seven words each), so the
+    helpers called from the line's finish, once per step of a line, take this and MoveFlags
+    instead of the whole NativeDeck and SearchRules.
+    """
+
+    pcode: np.ndarray
+    code: np.ndarray
+    high_bit: np.ndarray
+
+
+class MoveFlags(NamedTuple):
+    """The SearchRules fields that decide which moves and deals are legal."""
+
+    fill: int
+    sensible: bool
+    leftmost: bool
+    must_fill: bool
+
+
 class Starts(NamedTuple):
     """The start positions of one batch of searches (``core.deck_inputs``, ``core.position_inputs``)."""
 
@@ -101,9 +123,23 @@ def _dummy_deck() -> NativeDeck:
                       np.zeros(13, np.int64), np.zeros(1 << 13, np.int8), np.zeros(52, np.int8))
 
 
+def tops_of(deck):
+    """The NativeTops of a NativeDeck."""
+    return NativeTops(deck.pcode, deck.code, deck.high_bit)
+
+
+def flags_of(rules):
+    """The MoveFlags of a SearchRules."""
+    return MoveFlags(rules.fill, rules.sensible, rules.leftmost, rules.must_fill)
+
+
 # their Numba types, for explicit signatures
 _RULES = nb.typeof(_dummy_rules())
 _DECK = nb.typeof(_dummy_deck())
+_TOPS = nb.typeof(tops_of(_dummy_deck()))
+_FLAGS = nb.typeof(flags_of(_dummy_rules()))
+tops_of = nb.njit(cache=True, inline="always", _nrt=False)(tops_of)
+flags_of = nb.njit(cache=True, inline="always", _nrt=False)(flags_of)
 
 
 class Results(NamedTuple):

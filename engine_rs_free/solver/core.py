@@ -9,8 +9,19 @@ from ..actions import line_text
 from ..cards import N_CARDS, SUIT
 from ..game import N_PILES, State
 from ..rules import FILL_ACE, FILL_ANY, TOP_STRENGTH, Rules, strength_table
-from .common import (MAX_DEPTH, MAX_HEIGHT, MAX_POSITION_ACTIONS, NativeDeck, Results, SearchRules, Starts, Table, Work,
-                     _beaten, _popcount)
+from .common import (
+    MAX_DEPTH,
+    MAX_HEIGHT,
+    MAX_POSITION_ACTIONS,
+    NativeDeck,
+    Results,
+    SearchRules,
+    Starts,
+    Table,
+    Work,
+    _beaten,
+    _popcount,
+)
 from .generic import _search
 from .lines import _finish_line, _finish_line_native
 from .native import DEAL_BITS, NO_FOREIGN4, _nat_resolve_call, _search_native
@@ -86,13 +97,16 @@ def _set_position(piles, h, from_piles, from_h):
 
 
 @nb.njit(cache=True, _nrt=False)
-def _fill_native_deck(deck, first, stock):
-    """The native tables of a fresh deal (``first``: its first four cards; ``stock``: the other 48)."""
+def _fill_native_deck(deck, init_piles, stocks, n):
+    """The native tables of fresh deal n (its first four cards ``init_piles[n, :, 0]``, the stock ``stocks[n]``).
+
+    (Indexed here rather than passed as slices: a slice made in the caller costs a reference count.)
+    """
     pcode, pcard, pbit, code = deck.pcode, deck.pcard, deck.pbit, deck.code
     # the i-th card dealt to pile p is deck[4*i + p]: the first four, then the stock
     for p in range(4):
         for i in range(13):
-            card = first[p] if i == 0 else stock[4 * (i - 1) + p]
+            card = init_piles[n, p, 0] if i == 0 else stocks[n, 4 * (i - 1) + p]
             pcard[13 * p + i] = card
             pcode[13 * p + i] = code[card]
             pbit[card] = 13 * p + i
@@ -154,7 +168,7 @@ def _solve_many(starts, resolve_start, native, rules, node_limit, table, first_e
         ns = nstocks[n]
         epoch = np.uint32(first_epoch + n)
         if native:
-            _fill_native_deck(deck, init_piles[n, :, 0], stock)
+            _fill_native_deck(deck, init_piles, stocks, n)
             mask0, _fw, nd, _full = _nat_resolve_call(DEAL_BITS, NO_FOREIGN4, deck)
             best, blen, nodes, status = _search_native(ns, mask0, start_scores[n] + nd, deck, rules, node_limit,
                                                        table, epoch, work)
@@ -165,7 +179,8 @@ def _solve_many(starts, resolve_start, native, rules, node_limit, table, first_e
         out.nodes[n] = nodes
         out.status[n] = status
         if native:
-            blen, mv, dec = _finish_line_native(best_line, blen, ns, mask0, deck, rules, small, bfs, work)
+            blen, mv, dec = _finish_line_native(best_line, blen, ns, mask0, deck, rules, small, bfs, work.best_keys1,
+                                                work.best_keys2)
         else:
             _set_position(piles, h, piles0, h0)
             blen, mv, dec = _finish_line(piles, h, stock, ns, rules, best_line, blen, small, bfs, scratch, work)

@@ -7,7 +7,7 @@ import numpy as np
 
 from ..actions import KIND_MOVE
 from ..rules import FILL_ACE, TOP_STRENGTH
-from .common import MASK52
+from .common import MASK52, flags_of, tops_of
 from .native import (
     NO_FOREIGN4,
     _nat_apply_call,
@@ -19,17 +19,17 @@ from .position import _apply, _gen_actions, _only_deal
 
 
 @nb.njit(cache=True, _nrt=False)
-def _finish_line_native(line, nline, nstock, start_mask, deck, rules, small, bfs, work):
+def _finish_line_native(line, nline, nstock, start_mask, deck, rules, small, bfs, best_keys1, best_keys2):
     """``_finish_line`` on native piles, for a line from a fresh deal: (length, moves, decisions).
 
     A line with no lone move is final as it is: its moves and decision points
-    are counted on the positions the search kept along it (``work.best_keys1``/
-    ``work.best_keys2``), with no replay. Otherwise each run of lone moves is cut
+    are counted on the positions the search kept along it (``best_keys1``/
+    ``best_keys2``), with no replay. Otherwise each run of lone moves is cut
     to a shortest run to the same position (``_lone_path``), written in place,
     and moves and decision points are counted in the same replay. ``small``
     (int32[3, 64]) and ``bfs`` (int32[64, 6]) are scratch.
     """
-    best_keys1, best_keys2 = work.best_keys1, work.best_keys2
+    tops, flags = tops_of(deck), flags_of(rules)  # what the counting calls need (see NativeTops)
     lone_free = True
     for i in range(nline):
         a = line[i]
@@ -41,7 +41,7 @@ def _finish_line_native(line, nline, nstock, start_mask, deck, rules, small, bfs
         decisions = 0
         for i in range(nline + 1):
             sp = np.int64(best_keys1[i] >> np.uint64(52))
-            c = _nat_legal_count_call(best_keys1[i] & MASK52, best_keys2[i], sp, nstock, deck, rules)
+            c = _nat_legal_count_call(best_keys1[i] & MASK52, best_keys2[i], sp, nstock, tops, flags)
             if sp == nstock:
                 c += 1  # stopping is a choice once the stock is empty
             if c > 1 and (i < nline or sp == nstock):
@@ -76,7 +76,7 @@ def _finish_line_native(line, nline, nstock, start_mask, deck, rules, small, bfs
             mask, fw = mask_at, fw_at
             for t in range(m):
                 b = line[i + t] if keep else path[t]
-                if _nat_legal_count_call(mask, fw, sp, nstock, deck, rules) + (1 if sp == nstock else 0) > 1:
+                if _nat_legal_count_call(mask, fw, sp, nstock, tops, flags) + (1 if sp == nstock else 0) > 1:
                     decisions += 1
                 moves += 1
                 mask, fw, sp, _nd, _full, _lone = _nat_apply_call(b, mask, fw, sp, deck)
@@ -84,7 +84,7 @@ def _finish_line_native(line, nline, nstock, start_mask, deck, rules, small, bfs
                 n += 1
             i = j
             continue
-        c = _nat_legal_count_call(mask, fw, sp, nstock, deck, rules)
+        c = _nat_legal_count_call(mask, fw, sp, nstock, tops, flags)
         if sp == nstock:
             c += 1  # stopping is a choice once the stock is empty
         if c > 1 and (i < nline or sp == nstock):

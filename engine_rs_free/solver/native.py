@@ -21,8 +21,9 @@ from ..game import WIN_SCORE
 from ..rules import FILL_ACE, TOP_STRENGTH
 from .common import (
     _DECK,
+    _FLAGS,
     _I32,
-    _RULES,
+    _TOPS,
     MASK52,
     MAX_DEPTH,
     STATUS_GAVE_UP,
@@ -32,6 +33,8 @@ from .common import (
     _on_lone_run,
     _set4,
     _sort4,
+    flags_of,
+    tops_of,
 )
 from .table import _tt_seen_or_add
 
@@ -271,16 +274,16 @@ def _nat_resolve_call(mask, fw, deck):
     return _nat_resolve(mask, fw, deck)
 
 
-@nb.njit(nb.int64(nb.uint64, nb.uint32, nb.int64, nb.int64, _DECK, _RULES), cache=True, _nrt=False)
-def _nat_legal_count_call(mask, fw, sp, nstock, deck, rules):
-    """``_nat_legal_count``, called."""
-    return _nat_legal_count(mask, fw, sp, nstock, deck, rules)
+@nb.njit(nb.int64(nb.uint64, nb.uint32, nb.int64, nb.int64, _TOPS, _FLAGS), cache=True, _nrt=False)
+def _nat_legal_count_call(mask, fw, sp, nstock, tops, flags):
+    """``_nat_legal_count``, called (with the NativeTops and MoveFlags of the deck and the rules)."""
+    return _nat_legal_count(mask, fw, sp, nstock, tops, flags)
 
 
-@nb.njit(nb.int64(nb.uint64, nb.uint32, nb.int64, nb.int64, _DECK, _RULES, _I32), cache=True, _nrt=False)
-def _nat_gen_call(mask, fw, sp, nstock, deck, rules, out):
-    """``_nat_gen``, called."""
-    return _nat_gen(mask, fw, sp, nstock, deck, rules, out)
+@nb.njit(nb.int64(nb.uint64, nb.uint32, nb.int64, nb.int64, _TOPS, _FLAGS, _I32), cache=True, _nrt=False)
+def _nat_gen_call(mask, fw, sp, nstock, tops, flags, out):
+    """``_nat_gen``, called (with the NativeTops and MoveFlags of the deck and the rules)."""
+    return _nat_gen(mask, fw, sp, nstock, tops, flags, out)
 
 
 @nb.njit(cache=True, inline="always", _nrt=False)
@@ -332,7 +335,7 @@ def _search_native(nstock, start_mask, start_score, deck, rules, node_limit, tab
     keys1[0] = start_mask
     keys2[0] = fw
     scores[0] = start_score
-    nacts[0] = _nat_gen_call(start_mask, fw, 0, nstock, deck, rules, acts[0])
+    nacts[0] = _nat_gen_call(start_mask, fw, 0, nstock, tops_of(deck), flags_of(rules), acts[0])
     idx[0] = 0
     k = 0
     a = -1  # an action already chosen (a deal from a position with no empty pile), or -1

@@ -7,11 +7,15 @@ HELP = "query the results with SQL (DuckDB, read-only)"
 DESCRIPTION = """\
 Run a SQL query against the DuckDB catalog of a data folder (DATA/acesup.duckdb,
 built or refreshed first if results were added since). The catalog holds the
-views `results` (one row per seed x deal x variant x policy), `runs` (one row
-per run manifest) and `run_batches` (one row per batch of a run), the table
-`deals` (seed, deal, deck text of every deal in the results; macro
-deal_deck(seed, deal)), and the macros wilson_low(k, n),
-wilson_high(k, n) (95% Wilson interval), one_in(k, n), player_kind(policy).
+views `results` (one row per seed x deal x variant x policy), the aggregates
+the report reads (`tallies`: deals, wins, gave_up, score and moves sums per
+variant x policy; `score_counts`; `pairs`: every two players on the deals both
+played; `nights`: what each night added, with running totals; `deal_coverage`;
+`ledger`), `runs` (one row per run) and `files` (one row per live data file),
+and the macros wilson_low(k, n), wilson_high(k, n) (95% Wilson interval),
+one_in(k, n), player_kind(policy), deal_deck(seed, deal) and the table macro
+deal_decks(seed, first, count) (decks computed in SQL: none is stored).
+The aggregates are brought up to date by 'acesup report' and by every night.
 The connection is read-only: only SELECT (WITH, DESCRIBE, SHOW, SUMMARIZE) and
 EXPLAIN run; anything that writes is refused. Any DuckDB client can open the
 catalog too: duckdb -readonly DATA/acesup.duckdb
@@ -21,6 +25,7 @@ examples:
               FROM results GROUP BY ALL ORDER BY ALL"
   acesup sql --format csv --out odds.csv "SELECT * FROM results WHERE policy = 'solver'"
   acesup sql "SELECT deal_deck(2026, 0)"
+  acesup sql "SELECT generation, at, policy, total_deals, total_wins FROM nights ORDER BY ALL"
 """
 
 FORMATS = ("table", "csv", "json", "parquet")

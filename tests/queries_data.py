@@ -402,6 +402,21 @@ def expected_nights(data: Path, df=None) -> list[dict]:
     return out
 
 
+TABLE_KEYS = {
+    "headline": ("variant", "kind"),
+    "win_odds": ("variant", "policy"),
+    "score_distribution": ("variant", "policy", "score"),
+    "policy_gap": ("variant", "policy"),
+    "honest_gap": ("variant", "policy"),
+    "value_of_information": ("variant",),
+    "claims": ("claim_id", "variant", "policy"),
+    "solver_ladder": ("variant", "policy"),
+    "coverage": ("seed", "variant", "policy", "run_id"),
+    "score_summary": ("variant", "policy"),
+    "nights": ("night", "variant", "policy"),
+}
+
+
 def same_value(a, b) -> bool:
     """Equal, floats to 1e-12 relative (the two sides round differently in the last bits)."""
     if a is None or b is None:

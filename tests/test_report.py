@@ -204,7 +204,7 @@ def test_markdown_and_html_give_the_answer_first(report_a, doc_a):
     pivot = md.split("## Every player", 1)[1].split("The players:", 1)[0]
     for r in doc_a["tables"]["win_odds"]:
         row = next(ln for ln in pivot.splitlines() if ln.startswith(f"| {players[r['policy']]['display']} |"))
-        assert f"{_fmt_pct(r['rate'])} ({r['low'] * 100:.1f}–{r['high'] * 100:.1f}%), {r['deals']:,} deals" in row
+        assert f"| {_fmt_pct(r['rate'])} ({r['low'] * 100:.2f}–{r['high'] * 100:.2f}%) |" in row
     for title in ("The answer", "Night by night", "Every player", "How the published claims hold up",
                   "Score distributions", "Policy gaps", "Value of information", "The solver ladder", "Method",
                   "Provenance"):
@@ -412,7 +412,7 @@ def test_the_bracket_is_in_the_answer_only_when_the_data_has_it(report_a, doc_a,
 
     plain = Path(report_a["index_html"]).read_text(encoding="utf-8")
     answer = plain.split('<section id="answer">', 1)[1].split("</section>", 1)[0]
-    assert "bracket" not in answer.lower() and "bound" not in answer.lower()
+    assert "bracket" not in answer.lower() and "proven bound" not in answer.lower()
     doc = with_bracket(doc_a)
     md = render_markdown(doc)
     page = bracket_page.read_text(encoding="utf-8")
@@ -425,7 +425,8 @@ def test_the_bracket_is_in_the_answer_only_when_the_data_has_it(report_a, doc_a,
         assert f"<b>{_rate(b['upper_estimate'])}</b>" in art
     chart = re.search(r"<svg\b.*?</svg>", page, flags=re.S).group(0)
     assert "best honest play" in chart and 'fill="#a6dba0"' in chart  # the bracket drawn as a band
-    assert "<h3>The honest bracket</h3>" in page and "bracket" in md.split("## Night by night")[0]
+    assert "<h3>The honest bracket</h3>" in page and "The honest bracket:" in md
+    assert "how well honest play can do at best" in " ".join(md.split("## Night by night")[0].split())
 
 
 def test_claim_verdicts_say_where_a_claim_stands():

@@ -36,6 +36,7 @@ from collections.abc import Iterable
 import numba as nb
 
 from .cards import N_CARDS
+from .errors import AcesUpError
 
 N_PILES = 4
 KIND_DEAL = 0
@@ -45,7 +46,7 @@ DEAL_CODE = 0
 N_CODES = 64 * N_CARDS  # depth < 52: every code is below this (and fits an int16)
 
 
-class ActionParseError(ValueError):
+class ActionParseError(AcesUpError):
     """An action's text is not an action (``d``, ``2>0``, ``2:1>0``, ``x2``)."""
 
 

@@ -56,6 +56,7 @@ import numpy as np
 from .actions import CODE_TEXT, DEAL_CODE, KIND_DISCARD, KIND_MOVE, code_depth, code_dst, code_src
 from .cards import N_CARDS, SUIT
 from .deals import STREAM_POLICY, philox4x32
+from .errors import InputRangeError
 from .game import WIN_SCORE
 from .policies import MAX_ACTIONS, PolicySpec, parse_policy
 from .rules import FILL_ACE, FILL_ANY, TOP_STRENGTH, Rules, rules_by_name, strength_table
@@ -873,7 +874,7 @@ def check_batch_input(decks, indices, seed):
         raise ValueError(f"indices must have one deal index per deck ({n}); got shape {indices.shape}")
     seed = int(seed)
     if not 0 <= seed < 2**64:
-        raise ValueError(f"seed {seed!r} is out of range; use an integer in 0..2**64-1")
+        raise InputRangeError(f"seed {seed!r} is out of range; use an integer in 0..2**64-1")
     return decks, indices, seed
 
 

@@ -27,6 +27,8 @@ from collections.abc import Iterable, Iterator
 
 import numpy as np
 
+from .errors import AcesUpError
+
 RANK_CHARS = "23456789TJQKA"
 SUIT_CHARS = "CDHS"
 SUIT_SYMBOLS = {"♣": "C", "♦": "D", "♥": "H", "♠": "S"}
@@ -44,11 +46,11 @@ CARD_NAMES = tuple(RANK_CHARS[c % 13] + SUIT_CHARS[c // 13] for c in range(N_CAR
 _CARD_BY_NAME = {name: i for i, name in enumerate(CARD_NAMES)}
 
 
-class CardParseError(ValueError):
+class CardParseError(AcesUpError):
     """A card's text is not a card."""
 
 
-class DeckParseError(ValueError):
+class DeckParseError(AcesUpError):
     """A deck's text is not 52 distinct cards.
 
     ``line`` is the 1-based line of a deck file (None for a single deck) and

@@ -33,6 +33,7 @@ import numba as nb
 import numpy as np
 
 from .cards import N_CARDS
+from .errors import InputRangeError
 
 ALGORITHM_VERSION = 1
 STREAM_DEAL = 0x0DEA1  # counter word 1 for deals
@@ -138,13 +139,13 @@ def _deal_batch_kernel(out, seed_lo, seed_hi, start, count):
 
 def _check_seed_index(seed: int, start: int, count: int = 1) -> None:
     if not isinstance(seed, (int, np.integer)) or not 0 <= int(seed) <= MAX_SEED:
-        raise ValueError(f"seed {seed!r} is out of range; use an integer in 0..2**64-1")
+        raise InputRangeError(f"seed {seed!r} is out of range; use an integer in 0..2**64-1")
     if not isinstance(start, (int, np.integer)) or int(start) < 0:
-        raise ValueError(f"deal index {start!r} is out of range; use an integer in 0..2**63-1")
+        raise InputRangeError(f"deal index {start!r} is out of range; use an integer in 0..2**63-1")
     if count < 0:
-        raise ValueError(f"deal count {count!r} is negative; use 0 or more")
+        raise InputRangeError(f"deal count {count!r} is negative; use 0 or more")
     if int(start) + max(int(count), 1) - 1 > MAX_INDEX:
-        raise ValueError(
+        raise InputRangeError(
             f"deal indices {start}..{int(start) + int(count) - 1} pass 2**63-1; use a smaller start or count"
         )
 

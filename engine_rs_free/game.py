@@ -43,7 +43,8 @@ import numpy as np
 
 from . import actions
 from .actions import ActionParseError  # noqa: F401  (re-exported: the error of Action.from_text)
-from .cards import N_CARDS, SUIT, format_card, format_cards, parse_cards
+from .cards import N_CARDS, SUIT, DeckParseError, format_card, format_cards, parse_cards
+from .errors import AcesUpError, PositionParseError
 from .rules import FILL_ACE, FILL_ANY, TOP_STRENGTH, Rules, rules_by_name, strength_table
 
 N_PILES = 4
@@ -61,7 +62,7 @@ def strength_tuple(rules: Rules) -> tuple[int, ...]:
     return _STRENGTH_CACHE[key]
 
 
-class IllegalActionError(ValueError):
+class IllegalActionError(AcesUpError):
     """A well-formed action that the rules do not allow in the given state."""
 
 
@@ -277,7 +278,7 @@ def new_game(deck, rules: Rules | str = "standard") -> State:
     rules = rules_by_name(rules)
     deck = tuple(deck.tolist()) if isinstance(deck, np.ndarray) else tuple(int(c) for c in deck)
     if len(deck) != N_CARDS or len(set(deck)) != N_CARDS:
-        raise ValueError(f"a deck is 52 distinct cards; got {len(deck)} cards, {len(set(deck))} distinct")
+        raise DeckParseError(f"a deck is 52 distinct cards; got {len(deck)} cards, {len(set(deck))} distinct")
     state = State(tuple((c,) for c in deck[:N_PILES]), deck[N_PILES:], frozenset())
     return resolve_discards(state, rules)
 
@@ -493,13 +494,13 @@ def parse_position(piles: str, stock: str = "", discarded: str | None = None) ->
     """
     parts = [p.strip() for p in piles.split("|")]
     if len(parts) != N_PILES:
-        raise ValueError(f"position {piles!r} has {len(parts)} piles; write 4 separated by '|'")
+        raise PositionParseError(f"position {piles!r} has {len(parts)} piles; write 4 separated by '|'")
     pile_cards = tuple(tuple(parse_cards(p)) if p not in ("-", "") else () for p in parts)
     stock_cards = tuple(parse_cards(stock))
     present = [c for p in pile_cards for c in p] + list(stock_cards)
     if len(set(present)) != len(present):
         dup = sorted({format_card(c) for c in present if present.count(c) > 1})
-        raise ValueError(f"position {piles!r} names {', '.join(dup)} more than once")
+        raise PositionParseError(f"position {piles!r} names {', '.join(dup)} more than once")
     if discarded is None:
         gone = frozenset(set(range(N_CARDS)) - set(present))
     else:

@@ -48,6 +48,7 @@ import numpy as np
 
 from .batch import BatchResult, check_batch_input
 from .deals import STREAM_SAMPLE, philox_shuffle
+from .errors import InputRangeError
 from .game import (DEAL, WIN_SCORE, Action, State, apply, fills_from_a_stack, format_line, legal_actions,
                    legal_moves, new_game)
 from .players import (PIMC_INNER_OPTIONS, PIMC_MAX_SAMPLES, PlayerSpec, PlayResult, UnknownPlayerError,
@@ -152,7 +153,7 @@ def sample_orders(unseen, samples: int, *, seed: int, index: int, decision: int)
     the result depends on the set of cards only, never on their real order.
     """
     if not 1 <= samples <= MAX_SAMPLES:
-        raise ValueError(f"samples={samples} is out of range; use 1..{MAX_SAMPLES}")
+        raise InputRangeError(f"samples={samples} is out of range; use 1..{MAX_SAMPLES}")
     if not 0 <= decision < 4096:
         raise ValueError(f"decision point {decision} is out of range 0..4095")
     cards = np.array(sorted(int(c) for c in unseen), dtype=np.int8)

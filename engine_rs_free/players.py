@@ -41,10 +41,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .errors import AcesUpError
 from .rules import Rules, rules_by_name
 
 
-class UnknownPlayerError(ValueError):
+class UnknownPlayerError(AcesUpError):
     """A player name, parameter or value that is not known; the message names it and the known forms."""
 
 

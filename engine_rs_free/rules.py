@@ -24,6 +24,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from .cards import RANK, SUIT
+from .errors import AcesUpError
 
 # Which card may move into an empty pile.
 FILL_TOP = 0  # the top card of any other pile (standard, reverse)
@@ -35,7 +36,7 @@ PRESETS = ("standard", "strict", "easy", "reverse")
 OPTIONS = ("optional", "sensible", "leftmost", "must_fill")
 
 
-class UnknownRulesError(ValueError):
+class UnknownRulesError(AcesUpError):
     """A rule set name that is not a preset with known options."""
 
 

@@ -5,8 +5,8 @@ SQL catalog and the report read the Parquet files with DuckDB on a local disk
 (queries.catalog.local_data_folder). So when the data location is a URI, the
 flows copy it into a local folder first and build the catalog and the report
 there; the copy is incremental (result files are immutable once renamed into
-place: a file is copied when it is new or its size differs; manifests, small
-and rewritten, are always copied), and a result file that is gone from the
+place: a file is copied when it is new or its size differs; manifests and
+fingerprint records, small and rewritten, are always copied), and a result file that is gone from the
 source (moved aside by the pipeline) is removed from the copy, so the copy
 never holds a key twice.
 """
@@ -18,6 +18,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from pipeline.fingerprint import RECORDS
 from pipeline.storage import RESULTS, RUNS, TMP_SUFFIX, DataStore
 from queries.aggregates import AGG_DIR
 
@@ -68,11 +69,12 @@ def mirror_data(source: str, target: str) -> MirrorResult:
     """Make ``target`` hold the result files run manifests and aggregates of ``source`` (see the module docstring)."""
     src = DataStore(source)
     dst = DataStore(target)
-    theirs = {rel: size for d in (RESULTS, RUNS, AGG_DIR) for rel, size in src.list_files(d).items() if _wanted(rel)}
-    ours = {rel: size for d in (RESULTS, RUNS, AGG_DIR) for rel, size in dst.list_files(d).items() if _wanted(rel)}
+    folders = (RESULTS, RUNS, AGG_DIR, RECORDS)
+    theirs = {rel: size for d in folders for rel, size in src.list_files(d).items() if _wanted(rel)}
+    ours = {rel: size for d in folders for rel, size in dst.list_files(d).items() if _wanted(rel)}
     copied = removed = 0
     for rel, size in sorted(theirs.items()):
-        if rel.startswith(RUNS + "/") or ours.get(rel) != size:
+        if rel.startswith((RUNS + "/", RECORDS + "/")) or ours.get(rel) != size:
             dst.write_atomic(rel, src.read_bytes(rel))
             copied += 1
     for rel in sorted(set(ours) - set(theirs)):

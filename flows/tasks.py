@@ -8,10 +8,12 @@ Retries: a step that touches the cluster or the storage retries after a delay
 (a batch that failed on every Ray attempt because a node or the object store
 was away, a read that timed out). A retry resumes: the pipeline skips finished
 batches, and every file is renamed into place whole, so a failed attempt
-leaves valid data. A user error (bad spec, unknown policy, unwritable folder,
-unreachable cluster, data folder locked by another run: ``UserError`` or a
-``ValueError``) or a dataset that fails verification is never retried: the
-same input fails the same way, so the run fails at once with the message.
+leaves valid data. An input error (bad spec, unknown policy, unwritable folder,
+unreachable cluster, data folder locked by another run: the ``AcesUpError``
+family of pipeline.errors) or a dataset that fails verification is never
+retried: the same input fails the same way, so the run fails at once with the
+message. Any other exception (a plain ``ValueError`` from a bug included) may
+be a hiccup and is retried.
 Planning has no retries at all: it only reads the spec and the manifests.
 """
 
@@ -23,7 +25,7 @@ from typing import Any
 from prefect import get_run_logger, task
 from prefect.cache_policies import NO_CACHE
 
-from pipeline.errors import UserError
+from pipeline.errors import AcesUpError, UserError
 
 RAY_RETRIES = 2
 RAY_RETRY_DELAY_SECONDS = 120
@@ -41,10 +43,10 @@ class DatasetInvalid(RuntimeError):
 
 
 def worth_retrying(task, task_run, state) -> bool:
-    """Prefect retry condition: retry hiccups, never user errors or an invalid dataset."""
+    """Prefect retry condition: retry hiccups, never input errors (AcesUpError) or an invalid dataset."""
     exc = state.result(raise_on_failure=False)
     if isinstance(exc, BaseException):
-        return not isinstance(exc, (UserError, ValueError, DatasetInvalid))
+        return not isinstance(exc, (AcesUpError, DatasetInvalid))
     return True
 
 

@@ -18,7 +18,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-FIGURE_MODULES = ("pipeline.bench_engine", "pipeline.bench_solver", "pipeline.bench_pimc", "pipeline.bench_pipeline")
+FIGURE_MODULES = ("pipeline.bench_engine", "pipeline.bench_solver", "pipeline.bench_pimc", "pipeline.bench_pipeline",
+                  "pipeline.bench_fingerprint")
 
 
 @dataclass

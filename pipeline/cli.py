@@ -2,7 +2,9 @@
 
 Subcommands live in ``pipeline/commands/`` (one module each, discovered here).
 A user mistake (bad argument, malformed deck, unknown variant, unreachable
-cluster) ends with a one-line error and exit code 2, never a traceback.
+cluster: the ``AcesUpError`` family of pipeline.errors) ends with a one-line
+error and exit code 2, never a traceback. Any other exception, a plain
+``ValueError`` included, is a bug or a machine failure: its traceback is shown.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import pkgutil
 import sys
 
 from . import commands
-from .errors import UserError
+from .errors import AcesUpError
 
 
 def _command_modules():
@@ -55,9 +57,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         return int(args._run(args) or 0)
-    except (UserError, ValueError) as exc:
-        # ValueError subclasses from the engine (malformed deck, unknown variant or
-        # policy, illegal action) are user input errors with a message that names it.
+    except AcesUpError as exc:
+        # Input errors of the engine and the pipeline; their message names the input and the fix.
         print(f"acesup {args.command}: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

@@ -169,9 +169,22 @@ def _read_input(store: DataStore, m: Manifest, b: BatchRecord) -> pa.Table:
 
 def _merge(store: DataStore, m: Manifest, inputs: list[BatchRecord]) -> BatchRecord:
     """Steps 1-4 of the module docstring for one merge; returns the new record."""
+    from .storage import META_FINGERPRINT
+
     first, last = inputs[0].first, inputs[-1].last
     tables = [_read_input(store, m, b) for b in inputs]
+    # One behaviour per file: inputs of two fingerprints are never merged (the merged footer would
+    # relabel one of them); files from before fingerprints take the others' (pipeline.fingerprint).
+    fps = sorted({fp.decode() for t in tables if (fp := (t.schema.metadata or {}).get(META_FINGERPRINT.encode()))})
+    if len(fps) > 1:
+        raise CompactionError(f"{inputs[0].variant} x {inputs[0].policy}: the files {inputs[0].path} .. "
+                              f"{inputs[-1].path} carry behaviour fingerprints {', '.join(fps)}; retire the old "
+                              f"rows first: acesup retire --variant {inputs[0].variant} --policy {inputs[0].policy}")
     table = pa.concat_tables(tables)
+    meta = dict(tables[0].schema.metadata or {})
+    if fps:
+        meta[META_FINGERPRINT.encode()] = fps[0].encode()
+    table = table.replace_schema_metadata(meta)
     data = parquet_bytes(table, row_group_size=ROW_GROUP_ROWS)
     folder = inputs[0].path.rpartition("/")[0]
     rel = f"{folder}/{compacted_name(m.run_id, first, last, [b.path for b in inputs])}"

@@ -9,17 +9,23 @@ call it). It
    fixture, a Prefect flow) and leaves it running; otherwise joins
    ``ray_address`` / ``RAY_ADDRESS`` if given, or starts a local Ray on every
    core, and shuts down only what it started;
-3. keeps a bounded number of batch tasks in flight (a ``ray.wait`` loop), so
+3. fingerprints every variant × policy it will write, one Ray task per pair
+   on the workers (pipeline.fingerprint): a player whose behaviour differs
+   from the rows the folder holds stops the run before any batch
+   (FingerprintMismatch); every file's footer carries its pair's fingerprint;
+4. keeps a bounded number of batch tasks in flight (a ``ray.wait`` loop), so
    driver memory stays flat for any run size; each task writes its own file
    (pipeline.worker) and returns path, rows, checksum and seconds;
-4. records every finished batch in the manifest (only the driver writes it,
+5. records every finished batch in the manifest (only the driver writes it,
    atomically, at most every couple of seconds and at the end).
 
 Failures: Ray retries a task whose worker died (node removed, process killed)
 or that raised, up to ``max_retries`` times; a batch that still fails ends the
 run with BatchFailedError naming the batch and its deals, after the batches
-in flight have finished. Everything written stays valid, and running the
-spec again resumes.
+in flight have finished. A batch that fails with an input error of the
+AcesUpError family (a full disk: storage.DiskFullError) is not retried: the run
+stops with that error, one line naming the path and the fix. Everything
+written stays valid, and running the spec again resumes.
 """
 
 from __future__ import annotations
@@ -30,11 +36,12 @@ import socket
 import time
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
-from .errors import UserError
+from .errors import AcesUpError, UserError
 from .manifest import now_iso, write_manifest
-from .plan import DataLock, Plan, plan_run
+from .lock import DataLock
+from .plan import Plan, plan_run, write_plan
 from .progress import Progress
 from .spec import RunSpec
 from .storage import DataStore
@@ -60,6 +67,7 @@ class RunSummary:
     batches_skipped: int  # batches already in the folder (any run's) that the spec covers
     batches_reused: int  # planned batches whose finished file a worker found in place
     seconds: float
+    fingerprint_seconds: float = 0.0  # fingerprinting the pairs at run start (wall time)
     engine_seconds: float = 0.0  # sum over batches of dealing + playing time in the workers
     plan_seconds: float = 0.0  # taking the lock, reconciling the folder and planning (in the driver)
     nodes: dict[str, int] = field(default_factory=dict)  # Ray node id -> batches it ran
@@ -109,12 +117,50 @@ def _batch_task():
     import ray
 
     @ray.remote(num_cpus=1)
-    def acesup_batch(job: BatchJob, fn) -> BatchDone:
-        done = (fn or run_batch)(job)
+    def acesup_batch(job: BatchJob, fn) -> BatchDone | AcesUpError:
+        try:
+            done = (fn or run_batch)(job)
+        except AcesUpError as exc:
+            return exc  # a full disk, a bad input: the same again would fail the same way, so no Ray retry
         done.node = ray.get_runtime_context().get_node_id()
         return done
 
     return acesup_batch
+
+
+def _fingerprint_tasks():
+    import ray
+
+    from . import fingerprint
+
+    @ray.remote(num_cpus=1)
+    def acesup_fingerprint(variant: str, policy: str, decks):
+        return fingerprint.compute(variant, policy, decks)
+
+    @ray.remote(num_cpus=1)
+    def acesup_recheck(data: str, rel: str, rows: int, node_limit):
+        return fingerprint.recheck_file(data, rel, rows, node_limit)
+
+    return acesup_fingerprint, acesup_recheck
+
+
+def fingerprint_on_ray(store: DataStore, plan: Plan, max_retries: int) -> dict[tuple[str, str], str]:
+    """pipeline.fingerprint.check_run for the pairs the plan writes, its work as Ray tasks."""
+    import ray
+
+    from .fingerprint import check_run
+
+    fp_task, recheck_task = (t.options(max_retries=max_retries) for t in _fingerprint_tasks())
+
+    def compute_many(requests):
+        return ray.get([fp_task.remote(v, p, d) for v, p, d in requests])
+
+    def recheck_many(requests):
+        return ray.get([recheck_task.remote(store.location, rel, n, nl) for rel, n, nl in requests])
+
+    pairs = [(j.variant, j.policy) for j in plan.jobs]
+    return check_run(store, pairs, run_id=plan.manifest.run_id, compute_many=compute_many,
+                     recheck_many=recheck_many)
 
 
 def _cluster_cpus() -> int:
@@ -150,8 +196,8 @@ def execute_run(
     t0 = time.monotonic()
     store = DataStore(spec.data)
     store.check_writable()
-    with DataLock(store):
-        plan = plan_run(store, spec)
+    with DataLock(store) as lock:
+        plan = plan_run(store, spec, write=False)
         plan_seconds = time.monotonic() - t0
         summary = RunSummary(
             run_id=spec.run_id, data=store.location, rows_total=plan.rows_total, rows_written=0,
@@ -161,12 +207,17 @@ def execute_run(
         )
         if not plan.jobs:
             plan.manifest.state = "done"
-            write_manifest(store, plan.manifest)
+            write_plan(store, plan)
             summary.seconds = time.monotonic() - t0
             return summary
         started = connect_ray(ray_address, num_cpus=num_cpus)
         try:
-            _run_jobs(store, plan, summary, progress, max_in_flight, max_retries, batch_fn)
+            t1 = time.monotonic()
+            fingerprints = fingerprint_on_ray(store, plan, max_retries)  # refuses before anything is written
+            summary.fingerprint_seconds = time.monotonic() - t1
+            plan.jobs = [replace(j, fingerprint=fingerprints[(j.variant, j.policy)]) for j in plan.jobs]
+            write_plan(store, plan)
+            _run_jobs(store, plan, summary, progress, max_in_flight, max_retries, batch_fn, lock.renew)
         finally:
             if started:
                 import ray
@@ -191,38 +242,69 @@ class WorkEstimate:
     """Seconds left, from each variant × policy's measured worker seconds per game.
 
     Work left = sum over unfinished batches of rows × that pair's seconds per game,
-    divided by the work the cluster has been getting done per wall second; None
-    (unknown) while some pair with work left has no finished batch yet.
+    divided by the work the cluster has been getting done per wall second.
+
+    An estimate is given only once it means something (before that: None, shown as
+    "not known yet"): every pair with work left has finished ``min(MIN_BATCHES, its
+    batches)`` batches (players differ 1000x in cost, and a slow player's deals vary
+    100x, so one batch says little), the work done is at least ``MIN_FRACTION`` of the
+    estimated whole, and the run has been going ``MIN_SECONDS``. A batch whose file a
+    worker found in place (reused) costs nothing and says nothing about the cost of a game.
     """
 
-    def __init__(self, jobs: list[BatchJob]):
-        self.t0 = time.monotonic()
+    MIN_BATCHES = 3
+    MIN_FRACTION = 0.05
+    MIN_SECONDS = 10.0
+
+    def __init__(self, jobs: list[BatchJob], *, clock=time.monotonic):
+        self.clock = clock
+        self.t0 = clock()
         self.left_rows: dict[tuple[str, str], int] = {}
+        self.batches: dict[tuple[str, str], int] = {}
         for j in jobs:
-            self.left_rows[(j.variant, j.policy)] = self.left_rows.get((j.variant, j.policy), 0) + j.rows
+            key = (j.variant, j.policy)
+            self.left_rows[key] = self.left_rows.get(key, 0) + j.rows
+            self.batches[key] = self.batches.get(key, 0) + 1
         self.secs: dict[tuple[str, str], float] = {}
         self.rows: dict[tuple[str, str], int] = {}
+        self.done: dict[tuple[str, str], int] = {}
         self.work_done = 0.0
 
-    def finished(self, job: BatchJob, seconds: float) -> None:
+    def finished(self, job: BatchJob, seconds: float, *, reused: bool = False) -> None:
         key = (job.variant, job.policy)
         self.left_rows[key] -= job.rows
+        self.batches[key] -= 1
+        if reused:
+            return
         self.secs[key] = self.secs.get(key, 0.0) + seconds
         self.rows[key] = self.rows.get(key, 0) + job.rows
+        self.done[key] = self.done.get(key, 0) + 1
         self.work_done += seconds
 
     def seconds_left(self) -> float | None:
-        if not self.rows:
+        elapsed = self.clock() - self.t0
+        if elapsed < self.MIN_SECONDS or self.work_done <= 0:
             return None
-        if any(n > 0 and k not in self.rows for k, n in self.left_rows.items()):
-            return None
+        for k, n in self.left_rows.items():
+            if n > 0 and self.done.get(k, 0) < min(self.MIN_BATCHES, self.done.get(k, 0) + self.batches[k]):
+                return None
         work_left = sum(n * self.secs[k] / self.rows[k] for k, n in self.left_rows.items() if n > 0)
-        speed = self.work_done / max(time.monotonic() - self.t0, 1e-9)
-        return work_left / speed if speed > 0 else None
+        if self.work_done < self.MIN_FRACTION * (self.work_done + work_left):
+            return None
+        speed = self.work_done / elapsed
+        return work_left / speed
+
+
+def _write_manifest_if_possible(store: DataStore, m) -> None:
+    """Record how the run ended, unless the storage is what failed (a full disk): the error says it."""
+    try:
+        write_manifest(store, m)
+    except (OSError, AcesUpError):
+        pass
 
 
 def _run_jobs(store: DataStore, plan: Plan, summary: RunSummary, progress, max_in_flight,
-              max_retries: int, batch_fn) -> None:
+              max_retries: int, batch_fn, renew_lock: Callable[[], None] = lambda: None) -> None:
     import ray
     from ray.exceptions import RayError
 
@@ -256,11 +338,13 @@ def _run_jobs(store: DataStore, plan: Plan, summary: RunSummary, progress, max_i
                 job = inflight.pop(ref)
                 rec = records[(job.variant, job.policy, job.first)]
                 try:
-                    done: BatchDone = ray.get(ref)
+                    done: BatchDone | AcesUpError = ray.get(ref)
                 except RayError as exc:
-                    rec.state, rec.error, rec.finished = "failed", _failure_text(exc), now_iso()
-                    if failure is None:
-                        failure = (job, exc)
+                    done = exc
+                if isinstance(done, BaseException):
+                    rec.state, rec.error, rec.finished = "failed", _failure_text(done), now_iso()
+                    if failure is None or (isinstance(done, AcesUpError) and not isinstance(failure[1], AcesUpError)):
+                        failure = (job, done)
                     continue
                 rec.state, rec.finished, rec.error = "done", now_iso(), None
                 rec.path, rec.rows, rec.sha256, rec.bytes = done.path, done.rows, done.sha256, done.bytes
@@ -270,17 +354,18 @@ def _run_jobs(store: DataStore, plan: Plan, summary: RunSummary, progress, max_i
                 summary.batches_reused += done.reused
                 summary.engine_seconds += done.engine_seconds
                 summary.nodes[done.node] = summary.nodes.get(done.node, 0) + 1
-                estimate.finished(job, done.seconds)
+                estimate.finished(job, done.seconds, reused=done.reused)
             if report:
                 report(summary.rows_written, left=estimate.seconds_left())
             if time.monotonic() - last_write >= MANIFEST_WRITE_SECONDS:
                 write_manifest(store, m)
+                renew_lock()
                 last_write = time.monotonic()
     except BaseException as exc:
         for ref in inflight:
             ray.cancel(ref, force=True)
         m.state, m.error = "interrupted", f"{type(exc).__name__}: {_failure_text(exc)}"
-        write_manifest(store, m)
+        _write_manifest_if_possible(store, m)
         raise
     finally:
         if bar is not None:
@@ -288,6 +373,10 @@ def _run_jobs(store: DataStore, plan: Plan, summary: RunSummary, progress, max_i
     if failure is not None:
         job, exc = failure
         m.state = "failed"
+        if isinstance(exc, AcesUpError):
+            m.error = f"batch {job.describe()}: {exc}"
+            _write_manifest_if_possible(store, m)
+            raise exc
         m.error = (f"batch {job.describe()} failed after {max_retries} retries: {_failure_text(exc)}")
         write_manifest(store, m)
         raise BatchFailedError(f"run {m.run_id}: {m.error}; the {summary.batches_done} batches that "

@@ -43,6 +43,7 @@ import re
 from dataclasses import asdict, dataclass, field, fields
 from datetime import datetime, timezone
 
+from .errors import UserError
 from .storage import RUNS, TMP_SUFFIX, DataStore
 
 FORMAT = 2
@@ -315,7 +316,7 @@ def read_manifest(store: DataStore, run_id: str) -> Manifest | None:
         m = Manifest.from_json(store.read_bytes(rel).decode())
         log = _read_log(store, run_id)
     except (ValueError, KeyError, TypeError) as exc:
-        raise ValueError(f"manifest {store.uri(rel)!r} is unreadable ({exc}); "
+        raise UserError(f"manifest {store.uri(rel)!r} is unreadable ({exc}); "
                          f"restore it or remove the run folder and re-run") from None
     if log is not None:
         m.batches, m._next_seq, m._since_snapshot = log

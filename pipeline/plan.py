@@ -13,21 +13,18 @@ end up in two files:
   covered (its record becomes ``lost`` and the keys are planned again);
 - a finished file that no manifest records (the driver died between a
   worker's rename and the next manifest write) is adopted into its run's
-  manifest after its footer and keys are checked, or moved to
-  ``DATA/quarantine/`` if it is not valid or overlaps recorded coverage;
+  manifest after its footer (with the pair's behaviour fingerprint, if the
+  folder records one) and keys are checked, or moved to ``DATA/quarantine/``
+  if it is not valid or overlaps recorded coverage;
 - leftover temporary files (``.*.tmp``) of killed workers are removed, and so
   is what a killed compaction left (pipeline.compact.finish_interrupted).
 
-Only one driver may work on a data folder at a time; ``DataLock`` enforces it
-on one machine (``DATA/runs/.lock`` with host and process id).
+Only one driver may work on a data folder at a time; ``DataLock``
+(pipeline.lock) enforces it with an atomic lock on ``DATA/runs/.lock``.
 """
 
 from __future__ import annotations
 
-import json
-import os
-import socket
-import time
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -35,17 +32,15 @@ import numpy as np
 from engine_rs_free.players import parse_player
 
 from .compact import finish_interrupted
-from .errors import UserError
+from .lock import LOCK, DataLock  # noqa: F401  (planning runs under the lock; re-exported)
 from .manifest import (BatchRecord, Manifest, coverage_index, merge_ranges, now_iso, pair_key,
                        read_all_manifests, spec_path, subtract_ranges, write_manifest)
 from .schema import SCHEMA_VERSION
 from .spec import RunSpec, engine_version
-from .storage import RESULTS, RUNS, TMP_SUFFIX, DataStore, file_sha256, footer, footer_problem, parse_batch_path, read_table
+from .storage import RESULTS, TMP_SUFFIX, DataStore, file_sha256, footer, footer_problem, parse_batch_path, read_table
 from .worker import BatchJob
 
 QUARANTINE = "quarantine"
-LOCK = f"{RUNS}/.lock"
-STALE_LOCK_SECONDS = 6 * 3600  # a lock of another host older than this is taken over
 
 
 @dataclass
@@ -65,64 +60,6 @@ class Plan:
     @property
     def rows_todo(self) -> int:
         return sum(j.rows for j in self.jobs)
-
-
-class DataLock:
-    """Exclusive use of a data folder by one driver process (see the module docstring)."""
-
-    def __init__(self, store: DataStore):
-        self.store = store
-        self.held = False
-        self.me = {"host": socket.gethostname(), "pid": os.getpid()}
-
-    def __enter__(self) -> "DataLock":
-        self.acquire()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.release()
-
-    def acquire(self) -> None:
-        st = self.store
-        if st.exists(LOCK):
-            try:
-                other = json.loads(st.read_bytes(LOCK))
-            except (ValueError, OSError):
-                other = {}
-            if other.get("host") == self.me["host"] and other.get("pid") == self.me["pid"]:
-                raise UserError(f"this process already runs a job on {st.location!r}; "
-                                f"wait for it to finish")
-            if _holder_alive(other, self.me["host"]):
-                raise UserError(
-                    f"another acesup run (host {other.get('host')}, pid {other.get('pid')}) is writing "
-                    f"to {st.location!r}; wait for it to finish, or if it is dead remove {st.uri(LOCK)}")
-        st.write_atomic(LOCK, json.dumps({**self.me, "since": time.time()}).encode())
-        self.held = True
-
-    def release(self) -> None:
-        if not self.held:
-            return
-        self.held = False
-        try:
-            other = json.loads(self.store.read_bytes(LOCK))
-            if other.get("host") == self.me["host"] and other.get("pid") == self.me["pid"]:
-                self.store.delete(LOCK)
-        except (ValueError, OSError):
-            pass
-
-
-def _holder_alive(other: dict, host: str) -> bool:
-    if not other:
-        return False
-    if other.get("host") != host:
-        return time.time() - float(other.get("since", 0)) < STALE_LOCK_SECONDS
-    try:
-        os.kill(int(other.get("pid", 0)), 0)
-    except ProcessLookupError:
-        return False
-    except (PermissionError, ValueError, OverflowError):
-        return True
-    return True
 
 
 def batch_grid(first: int, last: int, start: int, size: int) -> list[tuple[int, int]]:
@@ -174,6 +111,7 @@ def reconcile(store: DataStore, manifests: dict[str, Manifest]) -> tuple[list[st
             pass
     adopted, quarantined = [], []
     cov = coverage_index(manifests)
+    records = None
     for rel, size in sorted(files.items()):
         if rel in recorded or rel.endswith(TMP_SUFFIX):
             continue
@@ -181,8 +119,14 @@ def reconcile(store: DataStore, manifests: dict[str, Manifest]) -> tuple[list[st
         m = manifests.get(name.run_id) if name else None
         problem = "no run manifest names it" if m is None else None
         if problem is None:
+            if records is None:
+                from .fingerprint import read_all_records
+
+                records = read_all_records(store)
+            rec = records.get((name.variant, name.policy))
             try:
-                problem = footer_problem(footer(store, rel), run_id=name.run_id, rows=name.last - name.first + 1)
+                problem = footer_problem(footer(store, rel), run_id=name.run_id, rows=name.last - name.first + 1,
+                                         fingerprint=rec.digest if rec else None)
                 if problem is None:
                     problem = _file_keys_problem(store, rel, m.seed, name.variant, name.policy, name.first, name.last)
             except (OSError, ValueError) as exc:
@@ -229,10 +173,12 @@ def order_jobs(jobs: list[BatchJob]) -> list[BatchJob]:
     return sorted(jobs, key=key)
 
 
-def plan_run(store: DataStore, spec: RunSpec) -> Plan:
+def plan_run(store: DataStore, spec: RunSpec, *, write: bool = True) -> Plan:
     """Reconcile the folder, then plan the batches the spec still needs; writes the run's manifest and spec.toml.
 
-    Call it with the folder's DataLock held.
+    With ``write=False`` the plan is not written yet (``write_plan`` does it), so a run
+    refused after planning leaves the run's manifest as it was. Call it with the
+    folder's DataLock held.
     """
     manifests = read_all_manifests(store)
     adopted, quarantined, lost = reconcile(store, manifests)
@@ -267,6 +213,13 @@ def plan_run(store: DataStore, spec: RunSpec) -> Plan:
     )
     m.state = "planned"
     m.error = None
-    store.write_atomic(spec_path(run_id), spec.to_toml().encode())
-    write_manifest(store, m)
-    return Plan(spec, m, jobs, spec.total_rows(), rows_present, batches_present, adopted, quarantined, lost)
+    plan = Plan(spec, m, jobs, spec.total_rows(), rows_present, batches_present, adopted, quarantined, lost)
+    if write:
+        write_plan(store, plan)
+    return plan
+
+
+def write_plan(store: DataStore, plan: Plan) -> None:
+    """Write the run's spec.toml and manifest as planned."""
+    store.write_atomic(spec_path(plan.manifest.run_id), plan.spec.to_toml().encode())
+    write_manifest(store, plan.manifest)

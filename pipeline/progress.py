@@ -30,8 +30,9 @@ class Progress:
     """Reports ``update(done)`` calls for a run of ``total`` games.
 
     On a terminal: one line redrawn at most ``redraw`` times a second
-    (bar, games done, games per second, time left). Elsewhere (a log file,
-    a Prefect worker): one plain line every ``interval`` seconds and at the end.
+    (bar, games done, games per second, time left once the caller has an
+    estimate worth showing). Elsewhere (a log file, a Prefect worker): one
+    plain line every ``interval`` seconds and at the end.
     """
 
     def __init__(self, total: int, *, label: str = "", stream: TextIO | None = None,
@@ -50,23 +51,25 @@ class Progress:
     def line(self) -> str:
         elapsed = time.monotonic() - self.start
         rate = self.done / elapsed if elapsed > 0 else 0.0
-        left = self.left
-        if left is None:
-            left = (self.total - self.done) / rate if rate > 0 else float("nan")
         frac = self.done / self.total if self.total else 1.0
         head = f"{self.label}: " if self.label else ""
+        if self.done >= self.total:
+            when = f"done in {format_duration(elapsed)}"
+        elif self.left is None:
+            when = "time left not known yet"
+        else:
+            when = f"about {format_duration(self.left)} left"
         if self.tty:
             width = 24
             filled = int(round(frac * width))
             bar = "#" * filled + "." * (width - filled)
-            return (f"{head}[{bar}] {self.done:,}/{self.total:,} games {frac:6.1%}  "
-                    f"{rate:,.0f}/s  {format_duration(left)} left")
-        return (f"{head}{self.done:,} of {self.total:,} games ({frac:.1%}), {rate:,.0f} games/s, "
-                f"about {format_duration(left)} left")
+            return f"{head}[{bar}] {self.done:,}/{self.total:,} games {frac:6.1%}  {rate:,.0f}/s  {when}"
+        return f"{head}{self.done:,} of {self.total:,} games ({frac:.1%}), {rate:,.0f} games/s, {when}"
 
     def update(self, done: int, *, left: float | None = None, force: bool = False) -> None:
-        """Record ``done`` games; ``left``: the caller's estimate of seconds left (players differ
-        in cost by 1000x, so games per second alone predict badly)."""
+        """Record ``done`` games; ``left``: the caller's estimate of seconds left, or None while
+        there is none worth showing (players differ in cost by 1000x, so games per second alone
+        predict nothing; see pipeline.execute.WorkEstimate)."""
         self.done = int(done)
         self.left = left
         now = time.monotonic()
@@ -80,7 +83,7 @@ class Progress:
         self.stream.flush()
 
     def close(self) -> None:
-        self.update(self.done, left=0.0, force=True)
+        self.update(self.done, left=self.left, force=True)
         if self.tty:
             self.stream.write("\n")
             self.stream.flush()

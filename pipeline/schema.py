@@ -6,7 +6,8 @@ must read with hive partitioning *off* (``hive_partitioning=false`` in
 DuckDB, ``partitioning=None`` in pyarrow): the ``variant`` and ``policy``
 columns in the file are the truth. Schema version and engine version are
 also written into each file's footer metadata (``acesup.schema_version``,
-``acesup.engine_version``, ``acesup.run_id``).
+``acesup.engine_version``, ``acesup.run_id``), with the player's behaviour
+fingerprint (``acesup.fingerprint``, pipeline.fingerprint).
 
 column      type     meaning
 run_id      string   stable hash of the run spec (pipeline.spec)

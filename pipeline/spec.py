@@ -47,7 +47,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import UserError
+from .errors import AcesUpError, UserError
 
 MAX_SEED = 2**64 - 1
 MAX_INDEX = 2**63 - 1
@@ -306,11 +306,11 @@ def _names(name: str, value: object) -> list[str]:
 
 def canonical_variant(name: str, field_name: str = "variants") -> str:
     """The canonical rule set name of a variant, or UserError naming the allowed values."""
-    from engine_rs_free.rules import OPTIONS, PRESETS, rules_by_name
+    from engine_rs_free.rules import OPTIONS, PRESETS, UnknownRulesError, rules_by_name
 
     try:
         rules = rules_by_name(name)
-    except ValueError:
+    except UnknownRulesError:
         raise _fail(field_name, f"unknown variant {name!r}; allowed: {', '.join(PRESETS)}, "
                     f"optionally with +optional (e.g. 'standard+optional')") from None
     if rules.restrictions:
@@ -327,7 +327,7 @@ def canonical_policy(name: str, field_name: str = "policies") -> str:
 
     try:
         return canonical_player(name)
-    except ValueError as exc:  # the message names the input and the known players
+    except AcesUpError as exc:  # the message names the input and the known players
         raise _fail(field_name, str(exc)) from None
 
 

@@ -24,6 +24,7 @@ upload completes.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 import re
@@ -49,6 +50,26 @@ TMP_SUFFIX = ".tmp"
 META_SCHEMA = "acesup.schema_version"
 META_ENGINE = "acesup.engine_version"
 META_RUN = "acesup.run_id"
+META_FINGERPRINT = "acesup.fingerprint"  # the player's behaviour fingerprint (pipeline.fingerprint)
+
+
+class DiskFullError(UserError):
+    """The data location has no space left (or the user's quota is used up)."""
+
+
+_FULL = (errno.ENOSPC, errno.EDQUOT)
+_FULL_TEXT = ("No space left on device", "Disk quota exceeded")
+
+
+def is_disk_full(exc: BaseException) -> bool:
+    """True for an OSError that says the disk (or the quota) is full, from Python or from pyarrow."""
+    return isinstance(exc, OSError) and (exc.errno in _FULL or any(t in str(exc) for t in _FULL_TEXT))
+
+
+def disk_full_error(location: str, rel: str) -> DiskFullError:
+    return DiskFullError(
+        f"the disk holding {location} is full (no space left writing {rel}); free some space there, or give "
+        f"another --data folder, then run the same command again: it resumes where this one stopped")
 
 
 def encode_name(text: str) -> str:
@@ -159,11 +180,13 @@ class DataStore:
             with self.fs.open_output_stream(self.path(tmp)) as f:
                 f.write(data)
             self.fs.move(self.path(tmp), self.path(rel))
-        except BaseException:
+        except BaseException as exc:
             try:
                 self.fs.delete_file(self.path(tmp))
             except OSError:
                 pass
+            if is_disk_full(exc):
+                raise disk_full_error(self.location, rel) from None
             raise
 
     def delete(self, rel: str) -> None:
@@ -199,6 +222,8 @@ class DataStore:
                 f.write(b"ok")
             self.fs.delete_file(self.path(probe))
         except OSError as exc:
+            if is_disk_full(exc):
+                raise disk_full_error(self.location, RUNS) from None
             raise UserError(f"cannot write to data location {self.location!r} ({exc}); "
                             f"give a writable folder with --data PATH") from None
 
@@ -229,11 +254,12 @@ def _repeat_string(value: str, n: int) -> pa.Array:
 
 
 def result_table(run_id: str, seed: int, variant: str, policy: str, first: int,
-                 columns: dict[str, object], *, engine_version: str) -> pa.Table:
+                 columns: dict[str, object], *, engine_version: str, fingerprint: str = "") -> pa.Table:
     """One batch's rows as a table of RESULT_SCHEMA (footer metadata included).
 
     ``columns`` is ``engine_rs_free.players.play(...).columns()`` for decks
-    ``first, first+1, …`` of ``seed``.
+    ``first, first+1, …`` of ``seed``; ``fingerprint`` is the player's behaviour
+    fingerprint (pipeline.fingerprint), written to the footer when given.
     """
     score = np.asarray(columns["score"], dtype=np.int8)
     n = len(score)
@@ -257,11 +283,10 @@ def result_table(run_id: str, seed: int, variant: str, policy: str, first: int,
         pa.nulls(n, pa.string()) if status is None else pa.array(list(status), pa.string()),
         pa.nulls(n, pa.string()) if line is None else pa.array(list(line), pa.string()),
     ]
-    schema = RESULT_SCHEMA.with_metadata({
-        META_SCHEMA: str(SCHEMA_VERSION),
-        META_ENGINE: engine_version,
-        META_RUN: run_id,
-    })
+    meta = {META_SCHEMA: str(SCHEMA_VERSION), META_ENGINE: engine_version, META_RUN: run_id}
+    if fingerprint:
+        meta[META_FINGERPRINT] = fingerprint
+    schema = RESULT_SCHEMA.with_metadata(meta)
     return pa.Table.from_arrays(arrays, schema=schema)
 
 
@@ -282,9 +307,14 @@ def footer(store: DataStore, rel: str) -> pq.FileMetaData:
         return pq.ParquetFile(f).metadata
 
 
-def footer_problem(meta: pq.FileMetaData, *, run_id: str, rows: int) -> str | None:
-    """Why a footer does not belong to a finished batch of ``run_id`` with ``rows`` rows (None: it does)."""
+def footer_problem(meta: pq.FileMetaData, *, run_id: str, rows: int, fingerprint: str | None = None) -> str | None:
+    """Why a footer does not belong to a finished batch of ``run_id`` with ``rows`` rows (None: it does).
+
+    With ``fingerprint``, a footer that carries another behaviour fingerprint does not belong either.
+    """
     kv = {k.decode(): v.decode() for k, v in (meta.metadata or {}).items()}
+    if fingerprint and kv.get(META_FINGERPRINT, fingerprint) != fingerprint:
+        return f"footer fingerprint {kv.get(META_FINGERPRINT)!r} is not {fingerprint!r} (another version of the player)"
     if kv.get(META_RUN) != run_id:
         return f"footer run id {kv.get(META_RUN)!r} is not {run_id!r}"
     if kv.get(META_SCHEMA) != str(SCHEMA_VERSION):

@@ -36,6 +36,7 @@ class BatchJob:
     lines: bool = False
     node_limit: int | None = None
     engine_version: str = ""
+    fingerprint: str = ""  # the player's behaviour fingerprint (pipeline.fingerprint), for the footer
 
     @property
     def rows(self) -> int:
@@ -84,7 +85,7 @@ def existing_batch(store: DataStore, job: BatchJob) -> BatchDone | None:
         meta = footer(store, job.path)
     except (OSError, ValueError):
         return None
-    if footer_problem(meta, run_id=job.run_id, rows=job.rows) is not None:
+    if footer_problem(meta, run_id=job.run_id, rows=job.rows, fingerprint=job.fingerprint) is not None:
         return None
     digest, size = file_sha256(store, job.path)
     return BatchDone(job.path, job.rows, digest, size, 0.0, 0.0, reused=True)
@@ -101,7 +102,7 @@ def run_batch(job: BatchJob) -> BatchDone:
     columns = play_batch_columns(job)
     t1 = time.perf_counter()
     table = result_table(job.run_id, job.seed, job.variant, job.policy, job.first, columns,
-                         engine_version=job.engine_version)
+                         engine_version=job.engine_version, fingerprint=job.fingerprint)
     data = parquet_bytes(table)
     store.write_atomic(job.path, data)
     return BatchDone(job.path, job.rows, sha256_bytes(data), len(data),

@@ -53,6 +53,7 @@ from dataclasses import dataclass, field
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from pipeline.fingerprint import check_unmixed
 from pipeline.manifest import Manifest, merge_ranges, now_iso, read_all_manifests, subtract_ranges
 from pipeline.rows import intersect_ranges, ranges_size, read_ranges
 from pipeline.storage import DataStore, sha256_bytes
@@ -512,10 +513,15 @@ def update_aggregates(data: str | DataStore, *, manifests: dict[str, Manifest] |
         reason = (f"the aggregates count deals no live file holds (e.g. {side[1]}/{side[2]} of seed {side[0]}, "
                   f"deals {gone[side][0][0]}..{gone[side][0][1]})")
     if reason:
+        check_unmixed(store, [f.path for f in files])
         return _rebuild(store, files, covered, state, reason, t0)
     new = _minus(covered, state.included())
     if not new:
         return StepResult(state.generation, 0, state.total_rows, time.monotonic() - t0)
+    # Never two behaviours of one player in a table: the live files of every pair with new rows
+    # carry one fingerprint (pipeline.fingerprint), or the step stops with a FingerprintMismatch.
+    adding = {(v, p) for (_s, v, p) in new}
+    check_unmixed(store, [f.path for f in files if (f.variant, f.policy) in adding])
     g = state.generation + 1
     nxt = _step(store, files, state, new, g, now_iso())
     write_state(store, nxt, {"at": nxt.tables["nights"].column("at")[-1].as_py(), "rows": nxt.total_rows,

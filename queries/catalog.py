@@ -12,7 +12,10 @@ data folder's files, so its size does not depend on how many rows there are:
 ``results`` (view)
     every row of ``DATA/results/**/*.parquet`` (pipeline.schema.RESULT_SCHEMA),
     read with hive partitioning *off*: the ``variant`` and ``policy`` columns in
-    the files are the truth, the folder names are only for people.
+    the files are the truth, the folder names are only for people. A folder in
+    which the files of one variant × policy carry two behaviour fingerprints
+    (pipeline.fingerprint) gets no catalog: the build stops with a UserError
+    naming the pair, so no query or report pools rows of two versions of a player.
 ``tallies``, ``score_counts``, ``pairs``, ``deal_coverage``, ``nights``, ``ledger`` (views)
     the aggregate tables of queries.aggregates (newest generation): per variant ×
     policy deals, wins, gave_up, score_sum, moves_sum; deals per score; every two
@@ -344,6 +347,29 @@ def catalog_sql(data: Path, state, info: dict[str, str]) -> str:
     return "\n".join(p.strip() for p in parts) + "\n"
 
 
+def check_fingerprints(con, data: Path) -> None:
+    """UserError if the files of some variant × policy carry two behaviour fingerprints.
+
+    Reads every footer's ``acesup.fingerprint`` with DuckDB (pipeline.fingerprint.footer_conflicts
+    says which pairs conflict); files without one, written before fingerprints, are left to
+    the run-time recheck.
+    """
+    from pipeline.errors import UserError
+    from pipeline.fingerprint import footer_conflicts
+    from pipeline.storage import META_FINGERPRINT
+
+    if not result_files(data):
+        return
+    glob = str(data / "results" / "**" / "*.parquet")
+    rows = con.execute("SELECT file_name, decode(value) FROM parquet_kv_metadata(?) WHERE decode(key) = ?",
+                       [glob, META_FINGERPRINT]).fetchall()
+    prefix = str(data) + os.sep
+    footers = {f.removeprefix(prefix).replace(os.sep, "/"): v for f, v in rows}
+    conflicts = footer_conflicts(footers, data=str(data))
+    if conflicts:
+        raise UserError(f"data folder {str(data)!r}: " + "\n".join(conflicts))
+
+
 def _remove_abandoned_builds(data: Path) -> None:
     """Delete half-built catalogs left by a build whose process is gone (killed mid-build)."""
     for p in data.glob(CATALOG_NAME + ".building-*"):
@@ -406,6 +432,8 @@ def build_catalog(data: str | os.PathLike) -> Path:
     for p in (tmp, Path(str(tmp) + ".wal")):
         if p.exists():
             p.unlink()
+    with duckdb.connect() as check:
+        check_fingerprints(check, data)
     con = duckdb.connect()
     try:
         con.execute(f"ATTACH {_sql_string(tmp)} AS catalog (STORAGE_VERSION {_sql_string(STORAGE_VERSION)})")

@@ -251,12 +251,14 @@ def refresh_aggregates(data: Path, *, rebuild: bool = False):
 
     from .aggregates import update_aggregates
 
+    from pipeline.fingerprint import FingerprintMismatch
+
     store = DataStore(str(data))
     try:
         with DataLock(store):
             return update_aggregates(store, rebuild=rebuild)
     except (UserError, OSError) as exc:
-        if rebuild:
+        if rebuild or isinstance(exc, FingerprintMismatch):  # two behaviours of a player: never pooled
             raise
         print(f"acesup: warning: the aggregates were not brought up to date ({exc}); the report shows "
               f"the rows they include", file=sys.stderr)

@@ -37,3 +37,44 @@ def prefect_harness():
 
     with prefect_test_harness(server_startup_timeout=120):
         yield
+
+
+@pytest.fixture(scope="session")
+def s3_server():
+    """A local S3-compatible server (moto's, in a thread) for the session; yields its endpoint URL.
+
+    The driver, its Ray workers and boto3 find it through the usual environment variables
+    (AWS_ENDPOINT_URL, dummy credentials), which the fixture sets for the session and restores.
+    """
+    from moto.server import ThreadedMotoServer
+
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    host, port = server.get_host_and_port()
+    env = {"AWS_ENDPOINT_URL": f"http://{host}:{port}", "AWS_ACCESS_KEY_ID": "acesup-test",
+           "AWS_SECRET_ACCESS_KEY": "acesup-test", "AWS_DEFAULT_REGION": "us-east-1", "AWS_REGION": "us-east-1",
+           "AWS_EC2_METADATA_DISABLED": "true"}
+    saved = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
+    try:
+        yield env["AWS_ENDPOINT_URL"]
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+        server.stop()
+
+
+@pytest.fixture
+def s3_data(s3_server, request):
+    """A fresh bucket on the session's S3 server; yields ``s3://<bucket>/acesup``."""
+    import re
+    import uuid
+
+    import boto3
+
+    bucket = re.sub(r"[^a-z0-9-]", "-", f"t-{request.node.name.lower()}")[:40].strip("-") + "-" + uuid.uuid4().hex[:8]
+    boto3.client("s3").create_bucket(Bucket=bucket)
+    yield f"s3://{bucket}/acesup"

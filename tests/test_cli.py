@@ -61,3 +61,15 @@ def test_console_script_runs():
 
 def test_parser_builds():
     assert build_parser().prog == "acesup"
+
+
+@pytest.mark.parametrize("text", ["", "\n\n", "# decks of tonight\n\n"])
+def test_a_deck_file_without_decks_is_an_error(text, tmp_path, capsys):
+    path = tmp_path / "decks.txt"
+    path.write_text(text)
+    assert main(["solve", "--decks", str(path)]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.strip() == (f"acesup solve: error: deck file {str(path)!r} holds no decks (it is empty, or has "
+                                    f"only blank and '#' lines); give one deck a line, 52 card codes, e.g. from "
+                                    f"'acesup deal --seed 1 --count 10'")

@@ -184,6 +184,7 @@ def test_mirror_copies_new_and_changed_files_and_drops_removed_ones(tmp_path):
 def test_retries_are_for_hiccups_not_for_user_errors():
     from prefect.states import Failed
 
+    from engine_rs_free.policies import UnknownPolicyError
     from flows.tasks import DatasetInvalid, worth_retrying
     from pipeline.execute import BatchFailedError
 
@@ -193,7 +194,8 @@ def test_retries_are_for_hiccups_not_for_user_errors():
     assert retried(BatchFailedError("batch failed after 3 retries: connection reset"))
     assert retried(OSError("s3 timeout"))
     assert not retried(UserError("spec field 'deals': ..."))
-    assert not retried(ValueError("unknown policy 'greedier'"))
+    assert not retried(UnknownPolicyError("unknown policy 'greedier'"))
+    assert retried(ValueError("internal: a bug, not the user's input"))
     assert not retried(DatasetInvalid("2 keys twice"))
 
 

@@ -11,7 +11,8 @@ import pytest
 
 from pipeline.errors import UserError
 from pipeline.manifest import Manifest, read_manifest, write_manifest
-from pipeline.plan import LOCK, DataLock, plan_run
+from pipeline.lock import LOCK, DataLock
+from pipeline.plan import plan_run
 from pipeline.progress import Progress
 from pipeline.spec import load_spec
 from pipeline.storage import DataStore, batch_path, parquet_bytes, result_table
@@ -26,12 +27,14 @@ class FakeTty(io.StringIO):
 def test_progress_logs_plain_lines_off_a_terminal_and_redraws_on_one():
     log = io.StringIO()
     p = Progress(1000, label="acesup run x", stream=log, interval=0.0)
-    p.update(250)
+    p.update(7)
+    p.update(250, left=130.0)
     p.update(1000, left=0.0)
     p.close()
     lines = log.getvalue().splitlines()
-    assert lines[0].startswith("acesup run x: 250 of 1,000 games (25.0%), ")
-    assert lines[-1].startswith("acesup run x: 1,000 of 1,000 games (100.0%)") and lines[-1].endswith("about 0:00 left")
+    assert lines[0].startswith("acesup run x: 7 of 1,000 games (0.7%), ") and lines[0].endswith("time left not known yet")
+    assert lines[1].startswith("acesup run x: 250 of 1,000 games (25.0%), ") and lines[1].endswith("about 2:10 left")
+    assert lines[-1].startswith("acesup run x: 1,000 of 1,000 games (100.0%)") and lines[-1].endswith("done in 0:00")
     tty = FakeTty()
     p = Progress(200, stream=tty)
     p.update(50, left=75.0, force=True)
@@ -41,13 +44,54 @@ def test_progress_logs_plain_lines_off_a_terminal_and_redraws_on_one():
     assert out.endswith("\n") and out.count("\n") == 1
 
 
+def test_time_left_is_shown_only_once_it_means_something():
+    from pipeline.execute import WorkEstimate
+
+    now = [0.0]
+    cheap = [BatchJob("d", "r", 1, "standard", "greedy", i * 100, i * 100 + 99) for i in range(10)]
+    slow = [BatchJob("d", "r", 1, "standard", "solver", i * 10, i * 10 + 9) for i in range(20)]
+    est = WorkEstimate(cheap + slow, clock=lambda: now[0])
+    now[0] = 4.0
+    for j in cheap[:5]:
+        est.finished(j, 0.1)
+    est.finished(slow[0], 2.0)
+    assert est.seconds_left() is None  # 4 s in: too early
+    now[0] = 12.0
+    assert est.seconds_left() is None  # the solver has one batch done: its cost is a guess
+    est.finished(slow[1], 0.0, reused=True)  # found in place: costs nothing, says nothing
+    est.finished(slow[2], 6.0)
+    assert est.seconds_left() is None
+    est.finished(slow[3], 4.0)  # three fresh solver batches: 12 s for 30 deals
+    # work done 12.5 s of an estimated 12.5 + 5*0.1 + 16*10*0.4 = 77 s (16%); 12.5 s of work in 12 s
+    assert est.seconds_left() == pytest.approx((5 * 0.1 + 16 * 4.0) / (12.5 / 12.0))
+    # Three batches of every pair, but under 5% of the estimated work done: still no estimate.
+    many = [BatchJob("d", "r", 1, "strict", "solver", i * 10, i * 10 + 9) for i in range(100)]
+    est = WorkEstimate(many, clock=lambda: 100.0)
+    est.t0 = 0.0
+    for j in many[:3]:
+        est.finished(j, 1.0)
+    assert est.seconds_left() is None  # 3 s of an estimated 100 s
+    for j in many[3:6]:
+        est.finished(j, 1.0)
+    assert est.seconds_left() == pytest.approx(94.0 / (6.0 / 100.0))
+    # A pair with fewer batches than MIN_BATCHES needs all of them.
+    two = [BatchJob("d", "r", 1, "easy", "solver", 0, 9), BatchJob("d", "r", 1, "easy", "solver", 10, 19),
+           BatchJob("d", "r", 1, "easy", "greedy", 0, 19)]
+    est = WorkEstimate(two, clock=lambda: 100.0)
+    est.t0 = 0.0
+    est.finished(two[0], 5.0)
+    assert est.seconds_left() is None  # greedy has not started
+    est.finished(two[2], 0.1)
+    assert est.seconds_left() is None  # 1 of the 2 solver batches done: min(3, 2) = 2 needed
+
+
 def test_the_lock_refuses_a_live_driver_and_takes_over_a_dead_ones(tmp_path):
     store = DataStore(str(tmp_path))
     store.check_writable()
     with DataLock(store):
         with pytest.raises(UserError, match="this process already runs a job"):
             DataLock(store).acquire()
-    assert not store.exists(LOCK)
+    assert store.read_bytes(LOCK) == b""  # released: an empty lock file is a free lock
     other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
     try:
         store.write_atomic(LOCK, json.dumps({"host": os.uname().nodename, "pid": other.pid, "since": 0}).encode())

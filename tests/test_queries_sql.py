@@ -142,3 +142,46 @@ def test_read_only_statements_run(data, capsys, query, first_line):
     assert main(["sql", "--data", str(data), query]) == 0
     out = capsys.readouterr().out
     assert out.split()[0] == first_line
+
+
+@pytest.mark.parametrize("query", [
+    "SELECT * FROM read_csv('/etc/hostname')",
+    "SELECT * FROM read_text('/etc/passwd')",
+    "SELECT * FROM glob('/etc/*')",
+    "SELECT * FROM read_parquet('{data}/../outside.parquet')",
+    "SELECT * FROM read_csv('https://example.com/a.csv')",
+])
+def test_queries_read_only_the_data_folder(data, capsys, query, tmp_path):
+    outside = Path(data).parent / "outside.parquet"
+    pq.write_table(pq.read_table(next(Path(data).glob("results/**/*.parquet"))), outside)
+    rc = main(["sql", "--data", str(data), query.format(data=data)])
+    err = capsys.readouterr().err
+    assert rc == 2 and err.count("\n") == 1, err
+    assert "Permission Error" in err and f"acesup sql reads only files under the data folder {str(data)!r}" in err
+    # a file inside the data folder is fine, and so are the catalog's views
+    inside = next(Path(data).glob("results/**/*.parquet"))
+    assert main(["sql", "--data", str(data), f"SELECT count(*) AS n FROM read_parquet('{inside}')"]) == 0
+    assert capsys.readouterr().out.split()[0] == "n"
+
+
+def test_sql_help_says_what_it_may_read(capsys):
+    with pytest.raises(SystemExit):
+        main(["sql", "--help"])
+    out = " ".join(capsys.readouterr().out.split())
+    assert "reads only the data folder" in out and "read_csv('/etc/hostname')" in out
+
+
+def test_out_to_a_missing_folder_or_onto_a_folder_is_a_clear_error(data, capsys, tmp_path):
+    for out, fragment in ((tmp_path / "no" / "such" / "x.csv", "does not exist; create it first"),
+                          (tmp_path, "is a folder; give a file path")):
+        for fmt in ("csv", "parquet"):
+            rc = main(["sql", "--data", str(data), "--format", fmt, "--out", str(out), "SELECT 1 AS a"])
+            err = capsys.readouterr().err
+            assert rc == 2 and fragment in err and err.count("\n") == 1 and "Traceback" not in err, err
+    os.chmod(tmp_path, 0o500)
+    try:
+        if not os.access(tmp_path, os.W_OK):  # not when the tests run as root
+            rc = main(["sql", "--data", str(data), "--format", "csv", "--out", str(tmp_path / "x.csv"), "SELECT 1"])
+            assert rc == 2 and "cannot write --out" in capsys.readouterr().err
+    finally:
+        os.chmod(tmp_path, 0o700)

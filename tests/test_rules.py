@@ -63,3 +63,31 @@ def test_relabel_maps_reverse_ranks_onto_standard():
     assert twin[parse_card("AH")] == parse_card("2H")
     assert twin[parse_card("QC")] == parse_card("KC")
     assert sorted(twin.tolist()) == list(range(52))
+
+
+
+@pytest.mark.parametrize("opts", ["sensible", "sensible+sensible", "leftmost+sensible", "Must_Fill+LEFTMOST",
+                                  "sensible++leftmost", "", "sensible+", "fast", "optional",
+                                  "sensible+leftmost+must_fill+sensible", " sensible + leftmost "])
+def test_solver_restrictions_and_variant_names_give_one_answer(opts):
+    """``solver:OPTS`` under a variant plays the rules ``VARIANT+OPTS`` names, or both are refused.
+
+    (``optional`` is a variant option, not a restriction: the solver refuses it.)
+    """
+    from engine_rs_free.players import UnknownPlayerError, parse_player, solver_rules
+    from pipeline.errors import UserError
+    from pipeline.spec import load_spec
+
+    for base in ("standard", "strict+optional"):
+        try:
+            want = rules_by_name(f"{base}+{opts}") if opts.strip() != "optional" else None
+        except UnknownRulesError:
+            want = None
+        try:
+            got = solver_rules(parse_player(f"solver:{opts}"), rules_by_name(base))
+        except UnknownPlayerError:
+            got = None
+        assert got == want, (base, opts)
+    if want is None:
+        with pytest.raises(UserError, match="spec field 'policies'"):
+            load_spec(None, policies=f"greedy,solver:{opts}")

@@ -7,6 +7,7 @@ import numpy as np
 
 from ..actions import line_text
 from ..cards import N_CARDS, SUIT
+from ..errors import InputRangeError, PositionParseError
 from ..game import N_PILES, State
 from ..rules import FILL_ACE, FILL_ANY, TOP_STRENGTH, Rules, strength_table
 from .common import (
@@ -219,7 +220,7 @@ def run(starts: Starts, resolve_start: bool, rules: Rules, node_limit, want_line
     """
     n = starts.piles.shape[0]
     if node_limit is not None and int(node_limit) < 1:
-        raise ValueError(f"node_limit {node_limit!r} is not positive; give 1 or more, or None for no limit")
+        raise InputRangeError(f"node_limit {node_limit!r} is not positive; give 1 or more, or None for no limit")
     limit = 0 if node_limit is None else int(node_limit)
     ws = _workspace(tt_bits if tt_bits is not None else tt_bits_for(rules))
     first_epoch = ws.next_epochs(max(n, 1))
@@ -258,10 +259,10 @@ def position_inputs(state: State) -> Starts:
     """The start position of any State (taken as it is: no discards are made first)."""
     stock = list(state.stock)
     if len(stock) % N_PILES:
-        raise ValueError(f"the stock holds {len(stock)} cards; a stock is dealt four at a time, so give a multiple of 4")
+        raise PositionParseError(f"the stock holds {len(stock)} cards; a stock is dealt four at a time, so give a multiple of 4")
     height = max(1, max(len(p) for p in state.piles))
     if height > MAX_HEIGHT:
-        raise ValueError(f"a pile holds {height} cards; at most {MAX_HEIGHT} are supported")
+        raise PositionParseError(f"a pile holds {height} cards; at most {MAX_HEIGHT} are supported")
     init_piles = np.zeros((1, N_PILES, height), np.int8)
     init_h = np.zeros((1, N_PILES), np.int32)
     natives = np.full((1, N_CARDS), -1, np.int8)

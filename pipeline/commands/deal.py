@@ -25,9 +25,10 @@ def run(args) -> int:
 
     from engine_rs_free.cards import format_deck
     from engine_rs_free.deals import deal_batch
+    from pipeline.errors import UserError
 
     if args.count < 1:
-        raise ValueError(f"--count {args.count} is not positive; give 1 or more")
+        raise UserError(f"--count {args.count} is not positive; give 1 or more")
     chunk = 100_000
     done = 0
     while done < args.count:

@@ -13,7 +13,8 @@ Decks come from --deck (one deck), --decks FILE (one deck a line; '-' reads
 standard input; the file is streamed, so any size works in bounded memory), or
 --seed/--index/--count (seeded deals). A malformed line of a deck file is
 reported with its line number on standard error; the other lines are still
-solved, and the exit code is 2 at the end.
+solved, and the exit code is 2 at the end. A deck file that holds no deck at
+all is an error too (exit 2).
 
 --format jsonl prints one JSON object a deck with the keys max_score, won,
 status ('solved', or 'gave_up' when --node-limit stopped the search: then
@@ -66,6 +67,7 @@ def _sources(args, bad):
 
     from engine_rs_free.cards import DeckParseError, iter_deck_lines, parse_deck
     from engine_rs_free.deals import deal_batch
+    from pipeline.errors import UserError
 
     if args.deck is not None:
         yield {}, parse_deck(args.deck)
@@ -74,8 +76,6 @@ def _sources(args, bad):
         try:
             fh = sys.stdin if args.decks == "-" else open(args.decks, encoding="utf-8")
         except OSError as exc:
-            from pipeline.errors import UserError
-
             raise UserError(f"cannot read deck file {args.decks!r}: {exc.strerror}; give a readable file or '-'")
         try:
             for number, item in iter_deck_lines(fh):
@@ -89,7 +89,7 @@ def _sources(args, bad):
                 fh.close()
         return
     if args.count < 1:
-        raise ValueError(f"--count {args.count} is not positive; give 1 or more")
+        raise UserError(f"--count {args.count} is not positive; give 1 or more")
     done = 0
     while done < args.count:
         n = min(CHUNK, args.count - done)
@@ -128,13 +128,16 @@ def run(args) -> int:
 
     from engine_rs_free.cards import format_deck
     from engine_rs_free.solver import solve_batch
+    from pipeline.errors import UserError
 
     rules = solver_rules(args)
     if args.node_limit is not None and args.node_limit < 1:
-        raise ValueError(f"--node-limit {args.node_limit} is not positive; give 1 or more, or leave it out")
+        raise UserError(f"--node-limit {args.node_limit} is not positive; give 1 or more, or leave it out")
     bad: list[int] = []
     out = sys.stdout
+    solved = 0
     for chunk in _chunks(_sources(args, bad), CHUNK):
+        solved += len(chunk)
         decks = np.stack([d for _, d in chunk])
         res = solve_batch(decks, rules, node_limit=args.node_limit, want_lines=True)
         for n, (where, deck) in enumerate(chunk):
@@ -162,4 +165,8 @@ def run(args) -> int:
         print(f"acesup solve: error: {len(bad)} malformed line(s) skipped (line {shown}); "
               f"fix them and solve again", file=sys.stderr)
         return 2
+    if solved == 0:
+        source = "standard input" if args.decks == "-" else f"deck file {args.decks!r}"
+        raise UserError(f"{source} holds no decks (it is empty, or has only blank and '#' lines); "
+                        f"give one deck a line, 52 card codes, e.g. from 'acesup deal --seed 1 --count 10'")
     return 0

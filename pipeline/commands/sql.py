@@ -17,8 +17,11 @@ one_in(k, n), player_kind(policy), deal_deck(seed, deal) and the table macro
 deal_decks(seed, first, count) (decks computed in SQL: none is stored).
 The aggregates are brought up to date by 'acesup report' and by every night.
 The connection is read-only: only SELECT (WITH, DESCRIBE, SHOW, SUMMARIZE) and
-EXPLAIN run; anything that writes is refused. Any DuckDB client can open the
-catalog too: duckdb -readonly DATA/acesup.duckdb
+EXPLAIN run; anything that writes is refused. It reads only the data folder:
+files outside DATA (read_csv('/etc/hostname'), other folders, URLs) are
+refused (DuckDB's enable_external_access = false with allowed_directories =
+[DATA], configuration locked). Any DuckDB client can open the catalog too,
+without those limits: duckdb -readonly DATA/acesup.duckdb
 
 examples:
   acesup sql "SELECT variant, policy, count(*) AS deals, avg(won::INT) AS rate
@@ -38,7 +41,8 @@ def add_arguments(p):
     p.add_argument("query", help="the SQL text (one or more read-only statements; the last one's rows are printed)")
     p.add_argument("--data", default=DEFAULT_DATA, help=f"data folder (default {DEFAULT_DATA})")
     p.add_argument("--format", choices=FORMATS, default="table", help="output format (default table)")
-    p.add_argument("--out", help="write to this file instead of standard output (required for parquet)")
+    p.add_argument("--out", metavar="FILE",
+                   help="write to this file instead of standard output (required for parquet); its folder must exist")
     p.add_argument("--max-rows", type=int, default=1000,
                    help="table format: print at most this many rows (default 1000; csv/json/parquet print all)")
 
@@ -75,6 +79,30 @@ def check_read_only(con, text: str) -> list:
                 f"--format csv|json|parquet --out FILE; to change the data, run 'acesup run'"
             )
     return statements
+
+
+def confine(con, data) -> None:
+    """Let the connection read only files under the folder ``data`` (and lock that setting)."""
+    folder = str(data).rstrip("/") + "/"
+    con.execute("SET allowed_directories = [$folder]", {"folder": folder})
+    con.execute("SET enable_external_access = false")
+    con.execute("SET lock_configuration = true")
+
+
+def check_out(out: str | None) -> None:
+    """UserError unless ``out`` is a file path in an existing folder (or None: standard output)."""
+    import os
+
+    from pipeline.errors import UserError
+
+    if not out:
+        return
+    if os.path.isdir(out):
+        raise UserError(f"--out {out!r} is a folder; give a file path, e.g. --out {os.path.join(out, 'result.csv')}")
+    folder = os.path.dirname(os.path.abspath(out))
+    if not os.path.isdir(folder):
+        raise UserError(f"--out {out!r}: the folder {folder!r} does not exist; create it first "
+                        f"(mkdir -p {folder}) or give a path in an existing folder")
 
 
 def _one_line(message: str) -> str:
@@ -150,7 +178,10 @@ def write_result(table, fmt: str, out: str | None, max_rows: int) -> None:
             raise UserError("--format parquet needs --out FILE (Parquet is binary)")
         import pyarrow.parquet as pq
 
-        pq.write_table(table, out)
+        try:
+            pq.write_table(table, out)
+        except OSError as exc:
+            raise UserError(f"cannot write --out {out!r}: {exc}; give a writable file path") from None
         return
     if fmt == "table":
         text = format_table(table, max_rows)
@@ -167,8 +198,11 @@ def write_result(table, fmt: str, out: str | None, max_rows: int) -> None:
         rows = [{k: _json_value(v) for k, v in row.items()} for row in table.to_pylist()]
         text = json.dumps(rows, indent=1, ensure_ascii=False) + "\n"
     if out:
-        with open(out, "w", encoding="utf-8") as f:
-            f.write(text)
+        try:
+            with open(out, "w", encoding="utf-8") as f:
+                f.write(text)
+        except OSError as exc:
+            raise UserError(f"cannot write --out {out!r}: {exc.strerror or exc}; give a writable file path") from None
     else:
         sys.stdout.write(text)
 
@@ -179,15 +213,23 @@ def run(args) -> int:
     from pipeline.errors import UserError
     from queries.catalog import connect_readonly, local_data_folder
 
+    check_out(args.out)
+    if args.format == "parquet" and not args.out:
+        raise UserError("--format parquet needs --out FILE (Parquet is binary)")
     data = local_data_folder(args.data)
     con = connect_readonly(data)
     try:
+        confine(con, data)
         statements = check_read_only(con, args.query)
         result = None
         try:
             for st in statements:
                 result = con.sql(st.query)
             table = result.to_arrow_table() if result is not None else None
+        except duckdb.PermissionException as exc:
+            raise UserError(f"{_one_line(str(exc))}: acesup sql reads only files under the data folder {str(data)!r} "
+                            f"(the catalog's views and tables); copy the file there, or query it with your own "
+                            f"DuckDB") from None
         except duckdb.Error as exc:
             # DuckDB's own message names the column, table or syntax at fault.
             raise UserError(_one_line(str(exc))) from None

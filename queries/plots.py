@@ -155,14 +155,14 @@ def _claim_marks(claims: list[dict], x, top: float, bottom: float) -> tuple[list
            for c in claims]
     lanes = _lanes(ext)
     rows = max(lanes, default=-1) + 1
-    out = []
+    lines, labels = [], []  # every line first, then the labels over them (a line may cross a lower label)
     for c, lane in zip(claims, lanes):
         cx = x(c["rate"])
         ly = top + 10 + 13 * lane
-        out.append(_text(cx, ly, c["label"], anchor="middle", size=10, color=CLAIM, halo=True))
-        out.append(f'<line x1="{_f(cx)}" y1="{_f(ly + 2)}" x2="{_f(cx)}" y2="{_f(bottom)}" stroke="{CLAIM}" '
-                   f'stroke-dasharray="3 3"/>')
-    return out, 13 * rows + (4 if claims else 0)
+        labels.append(_text(cx, ly, c["label"], anchor="middle", size=10, color=CLAIM, halo=True))
+        lines.append(f'<line x1="{_f(cx)}" y1="{_f(ly + 2)}" x2="{_f(cx)}" y2="{_f(bottom)}" stroke="{CLAIM}" '
+                     f'stroke-dasharray="3 3"/>')
+    return lines + labels, 13 * rows + (4 if claims else 0)
 
 
 def interval_chart(rows: list[dict], *, title: str, width: int = 720, label_w: int = 300) -> str:
@@ -250,8 +250,9 @@ def odds_chart(panels: list[dict], *, title: str, width: int = 720, floor: float
 
     panels: dicts with ``title`` and ``lanes`` (top to bottom), each a dict with ``label``,
     ``kind`` ('honest', 'bracket' or 'clairvoyant'), ``low``, ``high`` (the 95% ends), optional
-    ``rate`` (the point estimate), ``marks`` (further estimates drawn as ticks, e.g. a
-    bracket's two ends) and ``note`` (text beside it); and ``claims``: dicts with ``label``
+    ``rate`` (the point estimate), ``band`` (a bracket's two ends, drawn as a filled band inside
+    its 95% whiskers), ``marks`` (further estimates drawn as ticks, e.g. a bracket's two ends)
+    and ``note`` (text beside it); and ``claims``: dicts with ``label``
     and ``rate``. Rates below ``floor`` are drawn at the floor. Below ``COMPACT`` wide, each
     lane's label sits above it.
     """
@@ -279,13 +280,20 @@ def odds_chart(panels: list[dict], *, title: str, width: int = 720, floor: float
             else:
                 out.append(_text(label_w - 8, cy + 4, lane["label"], anchor="end", size=11, limit=26))
             lo, hi = lane.get("low"), lane.get("high")
-            if lo is not None and hi is not None:
-                if kind == "bracket":
-                    out.append(f'<rect x="{_f(x(lo))}" y="{_f(cy - 6)}" width="{_f(max(x(hi) - x(lo), 1.0))}" '
-                               f'height="12" fill="{BRACKET}" stroke="{HONEST}"/>')
-                else:
-                    out.append(f'<line x1="{_f(x(lo))}" y1="{_f(cy)}" x2="{_f(x(hi))}" y2="{_f(cy)}" '
-                               f'stroke="{color}" stroke-width="3"/>')
+            if kind == "bracket":  # whiskers to the 95% ends, a band between the two estimates
+                if lo is not None or hi is not None:
+                    a, b = x(lo if lo is not None else floor), x(hi if hi is not None else 1.0)
+                    out.append(f'<line x1="{_f(a)}" y1="{_f(cy)}" x2="{_f(b)}" y2="{_f(cy)}" stroke="{HONEST}" '
+                               f'stroke-width="1.5"/>')
+                band_lo, band_hi = lane.get("band") or (lo, hi)
+                band_lo = floor if band_lo is None else band_lo
+                if band_hi is not None:
+                    out.append(f'<rect x="{_f(x(band_lo))}" y="{_f(cy - 6)}" '
+                               f'width="{_f(max(x(band_hi) - x(band_lo), 2.0))}" height="12" fill="{BRACKET}" '
+                               f'stroke="{HONEST}"/>')
+            elif lo is not None and hi is not None:
+                out.append(f'<line x1="{_f(x(lo))}" y1="{_f(cy)}" x2="{_f(x(hi))}" y2="{_f(cy)}" '
+                           f'stroke="{color}" stroke-width="3"/>')
             for m in lane.get("marks") or []:
                 out.append(f'<line x1="{_f(x(m))}" y1="{_f(cy - 7)}" x2="{_f(x(m))}" y2="{_f(cy + 7)}" '
                            f'stroke="{TEXT}" stroke-width="2"/>')

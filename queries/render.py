@@ -46,6 +46,7 @@ SECTIONS = (
     ("answer", "The answer"),
     ("nights", "Night by night"),
     ("players", "Every player"),
+    ("bracket", "Honest play, bracketed"),
     ("claims", "How the published claims hold up"),
     ("scores", "Score distributions"),
     ("gaps", "Policy gaps"),
@@ -54,7 +55,18 @@ SECTIONS = (
     ("method", "Method"),
     ("provenance", "Provenance"),
 )
-"""(id, heading) of each section, in page order (the page's navigation)."""
+"""(id, heading) of each section, in page order (the page's navigation); ``bracket`` only where
+the document has an honest bracket."""
+
+BRACKET_NOTE = (
+    "The lower end is the honest player with the highest estimated win rate (for a player that records "
+    "a per-deal value, the bracket's adp, the mean of that value with a normal 95% interval; for any "
+    "other player its plain win rate with its Wilson interval). The upper end is a proven upper bound on "
+    "the win rate of every honest player (an information relaxation with a penalty, Brown, Smith & Sun "
+    "2010: a clairvoyant search charged for using what it could not have known), with a normal 95% "
+    "interval on its per-deal values. The gap is the upper end minus the lower end on the deals both "
+    "played (paired); docs/bracket.md has the method."
+)
 
 
 # --- formatting (the page's only number formats) -------------------------------------------
@@ -169,13 +181,15 @@ def _is_number(s: str) -> bool:
 # --- players -------------------------------------------------------------------------------
 
 
-def player_rows(win_odds: list[dict], fingerprints: dict[str, str] | None = None) -> list[dict]:
+def player_rows(win_odds: list[dict], fingerprints: dict[str, dict[str, str]] | None = None) -> list[dict]:
     """The players table of the report: one row per stored player name.
 
     ``name`` (the canonical name, the key in the data and in SQL), ``display`` (a short name
     people can read), ``kind`` (as the SQL's player_kind says), ``description`` (one line, from
-    the player registry engine_rs_free.players) and, where ``fingerprints`` gives one, the
-    player's behaviour ``fingerprint``. A name the registry no longer knows is shown as it is.
+    the player registry engine_rs_free.players) and, where ``fingerprints`` (player -> variant
+    -> digest, pipeline.fingerprint) gives any, the player's behaviour ``fingerprint`` per
+    variant (a fingerprint is computed per variant: the rules are part of the behaviour). A
+    name the registry no longer knows is shown as it is.
     """
     from engine_rs_free.players import UnknownPlayerError, describe_player, display_name
 
@@ -190,7 +204,7 @@ def player_rows(win_odds: list[dict], fingerprints: dict[str, str] | None = None
             display, description = name, "a player this version of acesup does not know"
         row = {"name": name, "display": display, "kind": kinds[name], "description": description}
         if fingerprints and name in fingerprints:
-            row["fingerprint"] = fingerprints[name]
+            row["fingerprint"] = dict(sorted(fingerprints[name].items(), key=lambda kv: _variant_key(kv[0])))
         rows.append(row)
     return rows
 
@@ -234,27 +248,33 @@ def claim_verdict(c: dict, honest: dict | None, clairvoyant: dict | None, bracke
     """Where a claim stands against the variant's figures, as a code the prose turns into words.
 
     ``where``: ``below`` (under the best honest player's interval: too pessimistic),
-    ``honest`` (inside it), ``bracket`` (above it, inside the honest bracket),
-    ``above_bound`` (above the bracket's upper end: no honest player wins that often),
-    ``between`` (above honest play and below clairvoyant play, no bracket), ``clairvoyant``
-    (inside the clairvoyant interval), ``above_all`` (above it). ``fit`` names the measured
-    figure whose interval holds the claim best (claim_readings' first fit), if any;
-    ``ratio`` is the best honest rate over the stated rate (for ``below``).
+    ``honest`` (inside it); with an honest bracket: ``bracket`` (above good honest play,
+    inside the bracket on optimal honest play), ``above_bound`` (above the bracket's upper
+    end: no honest player wins that often) or ``above_all`` (above the clairvoyant interval
+    too); without one: ``between`` (above honest play and below clairvoyant play),
+    ``clairvoyant`` (inside the clairvoyant interval) or ``above_all``. ``None`` when
+    nothing is measured. ``fit`` names the measured figure whose interval holds the claim
+    best (claim_readings' first fit), if any; ``ratio`` is the best honest rate over the
+    stated rate (for ``below``); ``clairvoyant_fit`` says whether the claim lies inside the
+    clairvoyant interval (for ``above_bound``).
     """
     rate = c["stated_rate"]
     where = None
+    upper = None if bracket is None else bracket.get("upper_high")
+    in_clair = (clairvoyant is not None and clairvoyant["low"] is not None and clairvoyant["high"] is not None
+                and clairvoyant["low"] <= rate <= clairvoyant["high"])
     if honest is not None and honest["low"] is not None and rate < honest["low"]:
         where = "below"
     elif honest is not None and honest["high"] is not None and rate <= honest["high"]:
         where = "honest"
-    elif bracket is not None and bracket.get("upper_high") is not None:
-        where = "bracket" if rate <= bracket["upper_high"] else "above_bound"
+    elif upper is not None:
+        where = "bracket" if rate <= upper else "above_bound"
         if where == "above_bound" and clairvoyant is not None and clairvoyant["high"] is not None \
                 and rate > clairvoyant["high"]:
             where = "above_all"
     elif clairvoyant is not None and clairvoyant["low"] is not None and rate < clairvoyant["low"]:
         where = "between"
-    elif clairvoyant is not None and clairvoyant["high"] is not None and rate <= clairvoyant["high"]:
+    elif in_clair:
         where = "clairvoyant"
     elif clairvoyant is not None:
         where = "above_all"
@@ -266,6 +286,7 @@ def claim_verdict(c: dict, honest: dict | None, clairvoyant: dict | None, bracke
         "stated_rate": rate,
         "stated_one_in": c["stated_one_in"],
         "where": where,
+        "clairvoyant_fit": in_clair,
         "fit": None if fit is None else {"display": names(fit["policy"]), "kind": fit["kind"],
                                          "variant": fit["variant"]},
         "nearest": None if near is None else {"display": names(near["policy"]), "variant": near["variant"],
@@ -274,6 +295,27 @@ def claim_verdict(c: dict, honest: dict | None, clairvoyant: dict | None, bracke
         "readings": c["readings"],
         "ratio": (honest["rate"] / rate) if (where == "below" and honest and rate > 0) else None,
     }
+
+
+def bracket_view(row: dict, names: Names) -> dict:
+    """A row of the honest bracket (queries/honest_bracket.sql) as the answer says it.
+
+    Adds ``lower_display`` (the lower end's player by display name, or None), ``low``/``high``
+    (the two estimates, ``lower_rate`` and ``upper_estimate``), ``low95``/``high95`` (the
+    outer 95% ends: the lower end's low and the bound's high, kept within 0..1: a mean of
+    per-deal values with a normal interval can step outside it on few deals) and their
+    "1 in N" (``low_one_in``, ``high_one_in``).
+    """
+    def clip(v):
+        return None if v is None else min(1.0, max(0.0, v))
+
+    lower = row.get("lower_rate") if row.get("lower_player") is not None else None
+    low95 = clip(row.get("lower_low")) if lower is not None else None
+    view = dict(row, lower_display=None if lower is None else names(row["lower_player"]),
+                low=clip(lower), high=clip(row.get("upper_estimate")), low95=low95, high95=clip(row.get("upper_high")))
+    view["low_one_in"] = 1 / view["low"] if view["low"] else None
+    view["high_one_in"] = 1 / view["high"] if view["high"] else None
+    return view
 
 
 def answers(doc: dict, names: Names) -> list[dict]:
@@ -293,7 +335,7 @@ def answers(doc: dict, names: Names) -> list[dict]:
         honest, clair = by.get((variant, "honest")), by.get((variant, "clairvoyant"))
         bracket = brackets.get(variant)
         if bracket is not None:
-            bracket = dict(bracket, lower_display=names(bracket.get("lower_player")))
+            bracket = bracket_view(bracket, names)
         optional = by.get((f"{variant}+optional", "clairvoyant"))
         out.append({
             "variant": variant,
@@ -330,11 +372,14 @@ def odds_picture(answer_rows: list[dict], width: int = WIDE) -> str | None:
         if h is not None:
             lanes.append({"label": "good honest play", "kind": "honest", "rate": h["rate"], "low": h["low"],
                           "high": h["high"], "note": f"{rate_text(h['rate'])} · {about_one_in(h['one_in'])}"})
-        if b is not None and b.get("upper_high") is not None:
-            low = b.get("lower_low") if b.get("lower_low") is not None else b.get("upper_low")
-            lanes.append({"label": "best honest play", "kind": "bracket", "low": low, "high": b["upper_high"],
-                          "marks": [v for v in (b.get("lower_rate"), b.get("upper_estimate")) if v is not None],
-                          "note": f"{rate_text(b.get('lower_rate'))} to {rate_text(b.get('upper_estimate'))}"})
+        if b is not None and b["high"] is not None:
+            # the bracket: a band from the lower end to the upper end (the two estimates), whiskers
+            # out to their outer 95% ends; without a lower end, from the floor of the axis
+            lanes.append({"label": "optimal honest play", "kind": "bracket",
+                          "low": b["low95"], "high": b["high95"], "band": (b["low"], b["high"]),
+                          "marks": [v for v in (b["low"], b["high"]) if v is not None],
+                          "note": (f"{rate_text(b['low'])} to {rate_text(b['high'])}" if b["low"] is not None
+                                   else f"at most {rate_text(b['high'])}")})
         if c is not None:
             lanes.append({"label": "sees the stock order", "kind": "clairvoyant", "rate": c["rate"], "low": c["low"],
                           "high": c["high"], "note": f"{rate_text(c['rate'])} · {about_one_in(c['one_in'])}"})
@@ -346,7 +391,7 @@ def odds_picture(answer_rows: list[dict], width: int = WIDE) -> str | None:
         return None
     has_bracket = any(a["bracket"] is not None for a in answer_rows)
     return plots.odds_chart(panels, width=width, title=(
-        "How often each variant is won: good honest play, " + ("the best honest play can do, " if has_bracket else "")
+        "How often each variant is won: good honest play, " + ("the bracket on optimal honest play, " if has_bracket else "")
         + "a player who sees the stock, and the published claims"))
 
 
@@ -413,9 +458,16 @@ def _width(r: dict):
 
 
 def table(header: list[str], rows: list[list], *, caption: str | None = None) -> dict:
-    """A table for the templates: text cells, and which columns are numbers (right-aligned)."""
-    text = [[str(c) for c in r] for r in rows]
-    numeric = [bool(text) and all(_is_number(r[i]) or r[i] == "—" for r in text) and any(_is_number(r[i]) for r in text)
+    """A table for the templates: text cells, and which columns are numbers (right-aligned).
+
+    A cell given as a list is several lines of one cell (one line each in HTML, joined by "; "
+    in Markdown)."""
+    text = [[[str(x) for x in c] if isinstance(c, (list, tuple)) else str(c) for c in r] for r in rows]
+
+    def number(c):
+        return isinstance(c, str) and _is_number(c)
+
+    numeric = [bool(text) and all(number(r[i]) or r[i] == "—" for r in text) and any(number(r[i]) for r in text)
                for i in range(len(header))]
     return {"header": header, "rows": text, "numeric": numeric, "caption": caption}
 
@@ -436,7 +488,7 @@ def _odds_pivot(doc, names: Names):
             r = cell.get((v, p))
             row.append("—" if r is None else f"{pct(r['rate'])} ({pct_range(r['low'], r['high'])})")
         rows.append(row)
-    return table(["player", "kind", *variants], rows)
+    return table(["player", "kind", *(variant_title(v) for v in variants)], rows)
 
 
 def _win_odds_table(doc, names: Names):
@@ -459,17 +511,41 @@ def _players_table(doc, names: Names):
     rows = names.rows
     fingerprint = any("fingerprint" in r for r in rows)
     header = ["player", "kind", "what it does", "name in the data"] + (["fingerprint"] if fingerprint else [])
+
+    def prints(r):
+        fp = r.get("fingerprint") or {}
+        return [f"{v} {d}" for v, d in fp.items()] or "—"
+
     return table(header, [[r["display"], r["kind"], r["description"], r["name"]]
-                          + ([r.get("fingerprint") or "—"] if fingerprint else []) for r in rows])
+                          + ([prints(r)] if fingerprint else []) for r in rows])
 
 
 def _bracket_table(doc, names: Names):
     rows = bracket_rows(doc)
-    return table(["variant", "lower end (player)", "95%", "upper end (bound)", "95%", "deals"],
-                 [[r["variant"], f"{pct(r.get('lower_rate'))} ({names(r.get('lower_player'))})",
-                   pct_range(r.get("lower_low"), r.get("lower_high")), pct(r.get("upper_estimate")),
-                   pct_range(r.get("upper_low"), r.get("upper_high")), num(r.get("deals"))]
-                  for r in rows])
+
+    def lower(r):
+        if r.get("lower_player") is None:
+            return "—"
+        return f"{pct(r.get('lower_rate'))} ({names(r['lower_player'])})"
+
+    return table(["variant", "lower end (player)", "95%", "upper end (bound)", "95%", "deals",
+                  "gap, paired (95%)"],
+                 [[variant_title(r["variant"]), lower(r),
+                   pct_range(r.get("lower_low"), r.get("lower_high")) if r.get("lower_player") else "—",
+                   f"{pct(r.get('upper_estimate'))} ({names(r.get('upper_method'))})",
+                   pct_range(r.get("upper_low"), r.get("upper_high")), num(r.get("deals")),
+                   "—" if r.get("gap") is None else
+                   f"{pct(r['gap'])} ({pct_range(r.get('gap_low'), r.get('gap_high'))})"]
+                  for r in by_variant(rows)])
+
+
+def _bracket_claims_table(doc):
+    words = {"below": "below the lower end: an honest player measured wins more often",
+             "inside": "inside the bracket", "above": "above the upper end: no honest player wins that often"}
+    return table(["claim", "variant", "stated", "against the honest bracket"],
+                 [[c["claim"], variant_title(c["variant"]), claim_label(c["stated_rate"]),
+                   words.get(c["against_bracket"], c["against_bracket"])]
+                  for c in doc.get("claims_against_bracket") or []])
 
 
 def claim_fits(c: dict, names: Names) -> str:
@@ -565,6 +641,35 @@ def _restriction_words(restriction: str) -> str:
         return restriction
 
 
+def ladder_notes(doc) -> list[dict]:
+    """A word on each figure of the solver ladder a reader would stop at, as codes the prose says.
+
+    ``floor``: a tenth or more of the rung's searches are unfinished (counted as lost), so its
+    rate is a floor; ``free``: a restriction that keeps every win of the unrestricted solver on
+    the same deals; ``more``: a restricted rung, or optional discards, above the unrestricted
+    forced solver of the variant, and ``less``: optional discards below it (both only possible
+    through unfinished searches or different deals: a restriction only takes choices away,
+    optional discards only add them).
+    """
+    rows = by_variant(doc["tables"].get("solver_ladder", []))
+    base = {r["preset"]: r for r in rows if r["restriction"] == "none" and r["discards"] == "forced"}
+    out = []
+    for r in rows:
+        words = _restriction_words(r["restriction"])
+        note = {"variant": variant_title(r["variant"]), "words": words, "row": r}
+        b = base.get(r["preset"])
+        if r["gave_up"] and r["gave_up"] * 10 >= r["deals"]:
+            out.append(dict(note, code="floor"))
+        if r["restriction"] != "none" and r["share_of_base"] == 1 and r["base_wins"]:
+            out.append(dict(note, code="free"))
+        if b is not None and r is not b and r["rate"] is not None and b["rate"] is not None:
+            if r["rate"] > b["high"] or (r["restriction"] != "none" and r["rate"] > b["rate"]):
+                out.append(dict(note, code="more", base=b))
+            elif r["discards"] == "optional" and r["restriction"] == "none" and r["rate"] < b["rate"]:
+                out.append(dict(note, code="less", base=b))
+    return out
+
+
 def _ladder_table(doc):
     return table(["variant", "restriction", "deals", "wins", "gave up", "win rate", "95% interval",
                   "wins kept vs unrestricted (paired)"],
@@ -574,11 +679,16 @@ def _ladder_table(doc):
                   for r in by_variant(doc["tables"].get("solver_ladder", []))])
 
 
+NIGHTS_SHOWN = 30
+"""The nights table of the page holds the last this many nights (report.json holds every one)."""
+
+
 def _nights_table(series: list[dict]):
+    last = max((p["night"] for s in series for p in s["points"]), default=0)
     return table(["variant", "player", "night", "deals added", "deals so far", "win rate", "95% interval"],
                  [[variant_title(s["variant"]), s["display"], str(p["night"]), num(p["added"]), num(p["deals"]),
                    pct(p["rate"]), pct_range(p["low"], p["high"])]
-                  for s in series for p in s["points"]])
+                  for s in series for p in s["points"] if p["night"] > last - NIGHTS_SHOWN])
 
 
 def _coverage_table(doc, names: Names):
@@ -733,10 +843,10 @@ def method_paragraphs(doc: dict, names: Names | None = None) -> list[tuple[str, 
          "lucky one slightly (not corrected for). All numbers are computed from exact integer counts and sums, "
          "so they do not depend on the order rows were written in."),
         ("Nights",
-         "A night is one sitting of the pipeline: the batches that finished with no pause of an hour or more "
-         "between them (queries/nights.sql, from the batch records of the run manifests). The figures night "
-         "by night are the running totals after each night; the page shows them for the players of the "
-         "headline."),
+         "A night is one step of the aggregates (queries/aggregates.py): each night adds the rows it wrote "
+         "as one generation, and a report that finds rows no step included adds a step for them. The figures "
+         "night by night (queries/nights.sql) are the running totals after each night; the page draws them "
+         "for the players of the headline, and report.json holds them for every player."),
         ("Sample sizes",
          f"{num(doc['provenance']['result_rows'])} result rows over {num(doc['provenance']['distinct_deals'])} "
          f"distinct deals of seed(s) {', '.join(str(s) for s in doc['provenance']['seeds']) or '—'}; "
@@ -764,12 +874,16 @@ def page(doc: dict, *, charts: bool) -> dict:
         "provenance": p,
         "seeds": ", ".join(str(s) for s in p["seeds"]) or "—",
         "nights": nights,
-        "sections": SECTIONS,
+        "nights_shown": min(nights, NIGHTS_SHOWN),
+        "runs": len(p["runs"]),
+        "sections": [sec for sec in SECTIONS if sec[0] != "bracket" or bracket_rows(doc)],
+        "bracket_note": BRACKET_NOTE,
         "answers": answer_rows,
         "has_bracket": bool(bracket_rows(doc)),
         "series": series,
         "since": since_last_night(series),
         "variants": [{"name": k, "text": v} for k, v in VARIANT_TEXT.items()],
+        "ladder_notes": ladder_notes(doc),
         "restrictions": [{"name": k, "words": _restriction_words(k), "text": v} for k, v in RESTRICTION_TEXT.items()],
         "gave_up_note": GAVE_UP_NOTE,
         "method": method_paragraphs(doc, names),
@@ -779,6 +893,7 @@ def page(doc: dict, *, charts: bool) -> dict:
             "headline": _headline_table(doc, names),
             "players": _players_table(doc, names),
             "bracket": _bracket_table(doc, names),
+            "bracket_claims": _bracket_claims_table(doc),
             "claims": _claims_table(doc, names),
             "claim_detail": _claim_detail_table(doc, names),
             "scores": _score_table(doc, names),

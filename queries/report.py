@@ -6,7 +6,8 @@
     every number of the report, machine-readable: the rows of each named query
     (``tables``), the headline rows, the derived score summary, and the data's
     provenance (runs and specs, seeds and index ranges, row counts, file and
-    query checksums). Byte-identical when rebuilt from the same data with the
+    query checksums), the players (display names, descriptions) and the
+    behaviour fingerprint of each variant × player (pipeline.fingerprint). Byte-identical when rebuilt from the same data with the
     same code: nothing in it depends on the time, the machine or the order files
     were written in.
 ``report.md``
@@ -265,6 +266,28 @@ def refresh_aggregates(data: Path, *, rebuild: bool = False):
         return None
 
 
+def fingerprint_rows(data: Path, pairs: set[tuple[str, str]]) -> list[dict]:
+    """The behaviour fingerprint recorded for each (variant, policy) the report shows
+    (pipeline.fingerprint: ``DATA/fingerprints/``, also in every data file's footer).
+
+    Only what the code and the deck set determine: the digest and the decks it was computed
+    on, never the time or the run that recorded it, so the report stays byte-identical. A pair
+    without a record (rows written before fingerprints) has ``fingerprint`` None.
+    """
+    from pipeline.fingerprint import read_all_records
+    from pipeline.storage import DataStore
+
+    records = read_all_records(DataStore(str(data)))
+    out = []
+    for variant, policy in sorted(pairs):
+        rec = records.get((variant, policy))
+        out.append({"variant": variant, "policy": policy, "fingerprint": None if rec is None else rec.digest,
+                    "decks": None if rec is None else
+                    {"seed": rec.decks.seed, "first": rec.decks.first, "count": rec.decks.count,
+                     "node_limit": rec.decks.node_limit}})
+    return out
+
+
 def _distinct_deals(ledger: list[dict]) -> tuple[int, int, list[int]]:
     """(distinct (seed, deal) pairs, keys, seeds) of the deal ranges the aggregates include."""
     from pipeline.manifest import merge_ranges
@@ -301,6 +324,11 @@ def collect(data: str | os.PathLike, *, rebuild: bool = False) -> dict:
     finally:
         con.close()
     distinct_deals, keys, seeds = _distinct_deals(ledger)
+    fingerprint_list = fingerprint_rows(data, {(r["variant"], r["policy"]) for r in tables["win_odds"]})
+    fingerprints: dict[str, dict[str, str]] = {}
+    for f in fingerprint_list:
+        if f["fingerprint"] is not None:
+            fingerprints.setdefault(f["policy"], {})[f["variant"]] = f["fingerprint"]
     # The key (seed, deal, variant, policy) is unique by the pipeline's contract; a row counted
     # twice (a key in two files) would show here as rows beyond the distinct keys included.
     duplicate_keys = total_rows - keys
@@ -322,7 +350,8 @@ def collect(data: str | os.PathLike, *, rebuild: bool = False) -> dict:
                       "(normal interval on the per-deal differences)",
         },
         "headline": headline_rows(tables["headline"]),
-        "players": player_rows(tables["win_odds"]),
+        "players": player_rows(tables["win_odds"], fingerprints),
+        "fingerprints": fingerprint_list,
         "tables": {
             **tables,
             "claim_readings": claim_readings(tables["claims"]),

@@ -1,12 +1,14 @@
 """Real headless Chromium for the report's tests: screenshots and measurements of a page.
 
-``measure(page, width, height, tmp)`` opens a copy of the page with a small
-test-only script added at the end of its body (the page itself has none),
-lets Chromium lay it out at a window of ``width`` x ``height`` and returns
-what the script measured, read back from ``--dump-dom``: the window's inner
-width, the document's scroll width, the rectangle and text of chosen
-elements and the rectangle of every chart. ``screenshot(page, width, height,
-png, tmp)`` writes what a reader sees in such a window.
+``view(page, width, height, tmp, png=...)`` opens a copy of the page with a
+small test-only script added at the end of its body (the page itself has
+none), lets Chromium lay it out at a window of ``width`` x ``height`` and
+returns what the script measured, read back from ``--dump-dom``: the window's
+inner width, the document's scroll width, the rectangle and text of chosen
+elements and the rectangle of every chart; the same run writes a screenshot
+of what a reader sees in that window (the probe's output is appended below
+the page, out of the first screen). Headless Chromium opens no window
+narrower than about 500 px: a 390 px phone is measured at that width.
 
 Chromium runs with a fresh profile and no network services, as .ci/run's
 CI does; ``browser()`` finds it, or returns None where it is not installed.
@@ -77,27 +79,29 @@ def _run(args: list[str], tmp: Path, timeout: int = 180) -> subprocess.Completed
     return res
 
 
-def measure(page: Path, width: int, height: int, tmp: Path, selectors: tuple[str, ...] = ()) -> dict:
-    """Lay ``page`` out in a ``width`` x ``height`` window and measure it (see the module docstring)."""
+def view(page: Path, width: int, height: int, tmp: Path, selectors: tuple[str, ...] = (),
+         png: Path | None = None) -> dict:
+    """Lay ``page`` out in a ``width`` x ``height`` window and measure it (see the module docstring);
+    with ``png``, the same Chromium run also writes what a reader sees in that window (one
+    browser start per page and window: the tests share it)."""
     html = Path(page).read_text(encoding="utf-8")
     probe = _PROBE % json.dumps(list(selectors))
     assert "</body>" in html
-    copy = Path(tmp) / f"probe-{width}x{height}.html"
+    copy = Path(tmp) / f"probe-{Path(page).stem}-{width}x{height}.html"
     copy.write_text(html.replace("</body>", probe + "</body>", 1), encoding="utf-8")
-    res = _run([f"--window-size={width},{height}", "--virtual-time-budget=5000", "--dump-dom", copy.as_uri()],
-               Path(tmp))
+    args = [f"--window-size={width},{height}", "--virtual-time-budget=5000", "--dump-dom"]
+    if png is not None:
+        png = Path(png)
+        if png.exists():
+            os.unlink(png)
+        args.append(f"--screenshot={png}")
+    res = _run([*args, copy.as_uri()], Path(tmp))
     m = re.search(r'<pre id="acesup-probe">(.*?)</pre>', res.stdout, flags=re.S)
     if m is None:
         raise RuntimeError("the probe script left no measurement in the dumped DOM")
     import html as html_lib
 
-    return json.loads(html_lib.unescape(m.group(1)))
-
-
-def screenshot(page: Path, width: int, height: int, png: Path, tmp: Path) -> Path:
-    """A PNG of what a reader sees of ``page`` in a ``width`` x ``height`` window."""
-    png = Path(png)
-    if png.exists():
-        os.unlink(png)
-    _run([f"--window-size={width},{height}", f"--screenshot={png}", Path(page).as_uri()], Path(tmp))
-    return png
+    out = json.loads(html_lib.unescape(m.group(1)))
+    if png is not None:
+        out["png"] = str(png)
+    return out

@@ -185,11 +185,24 @@ def test_markdown_and_html_give_the_answer_first(report_a, doc_a):
         h, c = head[(variant, "honest")], head[(variant, "clairvoyant")]
         honest_line = next(ln for ln in block.splitlines() if ln.startswith("A good honest player wins about"))
         assert f"**{_about(h['one_in'])}**" in honest_line
-        assert f"({_rate(h['rate'])}; 95% interval {_rate(h['low'])} to {_rate(h['high'])})" in honest_line
+        odds = (f"at most {_about(h['one_in_low'])}" if h["one_in_high"] is None else
+                f"from {_about(h['one_in_high'])} to {_about(h['one_in_low'])}")
+        assert f"({_rate(h['rate'])}; 95% interval {_rate(h['low'])} to {_rate(h['high'])}, {odds})" in honest_line
         assert f"That is {players[h['player']]['display']}, the best of {h['chosen_from']} honest players" in block
         assert f"over {h['deals']:,} deals" in block
         assert f"would win **{_about(c['one_in'])}** ({_rate(c['rate'])}; 95% interval {_rate(c['low'])} to " \
                f"{_rate(c['high'])})" in block
+        # a surprising figure gets its word: unfinished searches, optional discards below forced ones
+        if c["gave_up"]:
+            assert f"The solver's search is unfinished on {c['gave_up']:,} of its {c['deals']:,} deals" in block
+            if c["gave_up"] * 10 >= c["deals"]:
+                assert f"so {_rate(c['rate'])} is a floor: hence an interval up to {_rate(c['high'])}" in block
+        else:
+            assert "unfinished" not in block.split("The published claims")[0]
+        opt = head.get((variant + "+optional", "clairvoyant"))
+        if opt is not None:
+            assert f"With discards left to the player's choice it would win {_about(opt['one_in'])}" in block
+            assert ("they can never lower what a player who sees the stock wins" in block) == (opt["rate"] < c["rate"])
         claims = [c for c in doc_a["tables"]["claim_readings"] if c["claim_preset"] == variant]
         lines = [ln for ln in block.splitlines() if ln.startswith("- “")]
         assert len(lines) == len(claims) > 0
@@ -229,6 +242,63 @@ def test_players_have_names_people_can_read(report_a, doc_a):
     # the canonical name is the data's key: only the players table and the provenance show it
     answer = md.split("## Night by night")[0]
     assert "sensible+leftmost+must_fill" not in answer and "samples=" not in answer
+
+
+def test_players_carry_their_behaviour_fingerprints(report_a, doc_a, data_a):
+    """The fingerprint of each pair is the one its files' footers carry, and recomputing it with this
+    code on the deck set the report names gives the same digest (pipeline.fingerprint.compute)."""
+    import pyarrow.parquet as pq
+
+    from pipeline.fingerprint import DeckSet, compute
+
+    pairs = {(r["variant"], r["policy"]) for r in doc_a["tables"]["win_odds"]}
+    got = {(f["variant"], f["policy"]): f for f in doc_a["fingerprints"]}
+    assert set(got) == pairs and all(f["fingerprint"] for f in got.values())
+    from pipeline.storage import decode_name
+
+    files = sorted(data_a.glob("results/*/*/*.parquet"))
+    assert files
+    for path in files:
+        meta = pq.read_metadata(path).metadata
+        variant = decode_name(path.parent.parent.name.removeprefix("variant="))
+        policy = decode_name(path.parent.name.removeprefix("policy="))
+        assert meta[b"acesup.fingerprint"].decode() == got[variant, policy]["fingerprint"], path
+    f = got["standard", "nomove"]
+    assert compute("standard", "nomove", DeckSet(**f["decks"])).digest == f["fingerprint"]
+    players = {p["name"]: p for p in doc_a["players"]}
+    md = Path(report_a["report_md"]).read_text(encoding="utf-8")
+    for (variant, policy), f in got.items():
+        assert players[policy]["fingerprint"][variant] == f["fingerprint"]
+    row = next(ln for ln in md.split("The players:", 1)[1].splitlines() if ln.startswith("| greedy |"))
+    assert row.endswith(" | " + "; ".join(f"{v} {d}" for v, d in players["greedy"]["fingerprint"].items()) + " |")
+
+
+def test_the_ladder_says_a_word_on_surprising_figures(report_a, doc_a):
+    from queries.render import ladder_notes
+
+    def rung(preset, restriction="none", discards="forced", deals=100, wins=10, gave_up=0, base_wins=10):
+        return {"preset": preset, "discards": discards, "restriction": restriction,
+                "variant": preset + ("+optional" if discards == "optional" else ""), "deals": deals, "wins": wins,
+                "gave_up": gave_up, "rate": wins / deals, "low": wins / deals * 0.8, "high": wins / deals * 1.2 + 0.01,
+                "base_wins": base_wins, "share_of_base": None if not base_wins else min(wins, base_wins) / base_wins}
+
+    rows = [rung("standard", wins=40, gave_up=30), rung("standard", "sensible", wins=20, base_wins=40),
+            rung("standard", discards="optional", deals=30, wins=2, gave_up=20), rung("strict"),
+            rung("strict", "leftmost"), rung("strict", "sensible", wins=12, base_wins=10)]
+    got = [(n["variant"], n["words"], n["code"]) for n in ladder_notes({"tables": {"solver_ladder": rows}})]
+    assert got == [("Standard", "no restriction", "floor"),
+                   ("Standard, optional discards", "no restriction", "floor"),
+                   ("Standard, optional discards", "no restriction", "less"),
+                   ("Strict", "leftmost empty pile only", "free"),
+                   ("Strict", "no lone-card moves", "free"), ("Strict", "no lone-card moves", "more")]
+    # on the page: one line for each, under the ladder
+    md = Path(report_a["report_md"]).read_text(encoding="utf-8")
+    ladder = md.split("## The solver ladder", 1)[1].split("## Method", 1)[0]
+    notes = ladder_notes(doc_a)
+    assert len([ln for ln in ladder.splitlines() if ln.startswith("- ") and not ln.startswith("- **")]) == len(notes)
+    for r in doc_a["tables"]["solver_ladder"]:
+        if r["gave_up"] * 10 >= r["deals"] > 0:
+            assert f"{r['gave_up']:,} of its {r['deals']:,} searches are unfinished and count as lost" in ladder
 
 
 VOID = {"meta", "br", "hr", "img", "input", "link", "col", "area", "base", "wbr", "source"}
@@ -296,10 +366,21 @@ READER_WINDOWS = {"desktop": (1400, 900), "phone": (390, 844)}
 FIRST_SCREEN = 900
 
 
+BRACKET_COLUMNS = (
+    "variant", "lower_player", "lower_deals", "lower_wins", "lower_rate", "lower_low", "lower_high",
+    "lower_interval", "lower_wilson_low", "lower_wilson_high", "upper_method", "upper_estimate", "upper_low",
+    "upper_high", "deals", "gap", "gap_low", "gap_high", "gap_deals")
+"""The columns of queries/honest_bracket.sql (issue "Honest play, bracketed", branch bracket)."""
+
+BOUND = "bound:samples=8"
+
+
 def with_bracket(doc: dict) -> dict:
-    """``doc`` with honest_bracket rows as the issue "Honest play, bracketed" adds them (made up here
-    around the measured figures: only the rendering reads them): the headline's honest player as
-    the lower end, a bound above it."""
+    """``doc`` with an honest bracket in the shape the issue "Honest play, bracketed" gives report.json
+    (``honest_bracket`` rows with every column of queries/honest_bracket.sql, ``claims_against_bracket``,
+    and the bound as a player of kind 'bound'), made up around the measured figures (only the
+    rendering reads them): the headline's honest player as the lower end, a bound above it;
+    standard with both ends, strict with the bound alone (no lower player)."""
     import copy
 
     doc = copy.deepcopy(doc)
@@ -308,11 +389,33 @@ def with_bracket(doc: dict) -> dict:
         if h["kind"] != "honest" or "+" in h["variant"]:
             continue
         up = min(1.0, h["rate"] * 1.6 + 0.01)
-        rows.append({"variant": h["variant"], "lower_player": h["player"], "lower_rate": h["rate"],
-                     "lower_low": h["low"], "lower_high": h["high"], "upper_method": "bound:w1,samples=4",
-                     "upper_estimate": up, "upper_low": up - 0.004, "upper_high": up + 0.004, "deals": h["deals"]})
+        lower = h["variant"] == "standard"
+        rows.append({
+            "variant": h["variant"],
+            "lower_player": h["player"] if lower else None,
+            "lower_deals": h["deals"] if lower else None, "lower_wins": h["wins"] if lower else None,
+            "lower_rate": h["rate"] if lower else None, "lower_low": h["low"] if lower else None,
+            "lower_high": h["high"] if lower else None, "lower_interval": "wilson" if lower else None,
+            "lower_wilson_low": h["low"] if lower else None, "lower_wilson_high": h["high"] if lower else None,
+            "upper_method": BOUND, "upper_estimate": up, "upper_low": up - 0.004, "upper_high": up + 0.004,
+            "deals": h["deals"],
+            "gap": up - h["rate"] if lower else None, "gap_low": up - h["rate"] - 0.003 if lower else None,
+            "gap_high": up - h["rate"] + 0.003 if lower else None, "gap_deals": h["deals"] if lower else None,
+        })
+    assert rows and all(tuple(r) == BRACKET_COLUMNS for r in rows)
     doc["honest_bracket"] = rows
     doc["tables"]["honest_bracket"] = rows
+    ends = {r["variant"]: r for r in rows}
+    doc["claims_against_bracket"] = [
+        {"claim_id": c["claim_id"], "claim": c["claim"], "variant": c["claim_preset"], "stated_rate": c["stated_rate"],
+         "lower_low": ends[c["claim_preset"]]["lower_low"], "upper_high": ends[c["claim_preset"]]["upper_high"],
+         "against_bracket": "above" if c["stated_rate"] > ends[c["claim_preset"]]["upper_high"] else "inside"}
+        for c in sorted(doc["tables"]["claim_readings"], key=lambda c: c["claim_id"]) if c["claim_preset"] in ends]
+    for r in rows:  # the bound's own rows, as win_odds lists them (kind 'bound': no player's wins)
+        base = next(w for w in doc["tables"]["win_odds"] if w["variant"] == r["variant"])
+        doc["tables"]["win_odds"].append(dict(base, policy=BOUND, kind="bound"))
+    doc["players"].append({"name": BOUND, "display": "bound, 8 samples", "kind": "bound",
+                           "description": "the honest bracket's upper end: a penalised clairvoyant search"})
     return doc
 
 
@@ -337,13 +440,13 @@ def views(report_a, bracket_page, tmp_path_factory) -> dict:
     shots = Path(os.environ.get("ACESUP_SCREENSHOTS") or tmp)
     shots.mkdir(parents=True, exist_ok=True)
     out = {}
-    for page, path in pages.items():
+    for page, path in pages.items():  # one browser run per page and window, shared by the tests below
         for window, (w, h) in READER_WINDOWS.items():
-            out[page, window] = chromium.measure(path, w, h, tmp, selectors=(
-                "#answer-standard .honest", "#answer-standard", "#answer-strict .honest"))
+            out[page, window] = chromium.view(path, w, h, tmp, selectors=(
+                "#answer-standard .honest", "#answer-standard", "#answer-strict .honest", "#answer .answers"),
+                png=shots / f"{page}-{window}.png")
             out[page, window]["html"] = path.read_text(encoding="utf-8")
-            shot = chromium.screenshot(path, w, h, shots / f"{page}-{window}.png", tmp)
-            assert shot.stat().st_size > 10_000  # a rendered page, not a blank one
+            assert Path(out[page, window]["png"]).stat().st_size > 10_000  # a rendered page, not a blank one
     return out
 
 
@@ -412,21 +515,58 @@ def test_the_bracket_is_in_the_answer_only_when_the_data_has_it(report_a, doc_a,
 
     plain = Path(report_a["index_html"]).read_text(encoding="utf-8")
     answer = plain.split('<section id="answer">', 1)[1].split("</section>", 1)[0]
-    assert "bracket" not in answer.lower() and "proven bound" not in answer.lower()
+    assert "bracket" not in answer.lower() and "optimal honest play" not in answer.lower()
+    assert 'id="bracket"' not in plain and 'href="#bracket"' not in plain
     doc = with_bracket(doc_a)
     md = render_markdown(doc)
     page = bracket_page.read_text(encoding="utf-8")
+    players = {p["name"]: p["display"] for p in doc["players"]}
     for b in doc["honest_bracket"]:
-        block = _answer_block(md, b["variant"])
-        assert (f"However well an honest player plays, it wins between **{_rate(b['lower_rate'])}** and "
-                f"**{_rate(b['upper_estimate'])}** of games") in block
-        assert f"(95%: from {_rate(b['lower_low'])} to {_rate(b['upper_high'])})" in block
+        block = " ".join(_answer_block(md, b["variant"]).split())
         art = page.split(f'id="answer-{b["variant"]}">', 1)[1].split("</article>", 1)[0]
-        assert f"<b>{_rate(b['upper_estimate'])}</b>" in art
+        up = b["upper_estimate"]
+        if b["lower_player"] is not None:
+            lo = b["lower_rate"]
+            assert (f"Optimal honest play lies between **{_rate(lo)}** and **{_rate(up)}** of games (about "
+                    f"{_about(1 / lo)} to {_about(1 / up)}; 95%: from {_rate(b['lower_low'])} to "
+                    f"{_rate(b['upper_high'])}). The lower end is what {players[b['lower_player']]} wins") in block
+            assert f"<b>{_rate(lo)}</b>" in art
+        else:
+            assert (f"Optimal honest play wins at most **{_rate(up)}** of games (about {_about(1 / up)}; 95%: up to "
+                    f"{_rate(b['upper_high'])})") in block
+        assert f"<b>{_rate(up)}</b>" in art
     chart = re.search(r"<svg\b.*?</svg>", page, flags=re.S).group(0)
-    assert "best honest play" in chart and 'fill="#a6dba0"' in chart  # the bracket drawn as a band
-    assert "<h3>The honest bracket</h3>" in page and "The honest bracket:" in md
-    assert "how well honest play can do at best" in " ".join(md.split("## Night by night")[0].split())
+    assert "optimal honest play" in chart and 'fill="#a6dba0"' in chart  # the bracket drawn as a band
+    assert chart.count('fill="#a6dba0"') == len(doc["honest_bracket"])
+    # its own section, in the navigation, with the bound by its display name and the claims against it
+    assert '<section id="bracket">' in page and 'href="#bracket"' in page and "## Honest play, bracketed" in md
+    section = md.split("## Honest play, bracketed", 1)[1].split("\n## ", 1)[0]
+    assert section.count("| bound, 8 samples") == 0 and "(bound, 8 samples)" in section
+    assert "The published claims against the bracket:" in section
+    for c in doc["claims_against_bracket"]:
+        row = next(ln for ln in section.splitlines() if ln.startswith(f"| {c['claim']} |"))
+        assert ("above the upper end" in row) == (c["against_bracket"] == "above")
+    assert "between which bounds optimal honest play lies" in " ".join(md.split("## Night by night")[0].split())
+    # the bound is a player of its own kind in the players table, never the headline's honest player
+    assert "| bound, 8 samples | bound |" in md
+
+
+def test_the_bracket_fixture_has_the_shape_of_the_query(data_a, doc_a):
+    """with_bracket's rows have exactly the columns queries/honest_bracket.sql gives (once it exists);
+    before it does, the document has no bracket and the page none either (tested above)."""
+    if "honest_bracket" not in REPORT_QUERIES:
+        assert not (QUERY_DIR / "honest_bracket.sql").exists()
+        assert "honest_bracket" not in doc_a and "honest_bracket" not in doc_a["tables"]
+        return
+    import duckdb
+
+    from queries.catalog import run_query
+
+    con = duckdb.connect(str(data_a / "acesup.duckdb"), read_only=True)
+    try:
+        assert tuple(run_query(con, "honest_bracket").schema.names) == BRACKET_COLUMNS
+    finally:
+        con.close()
 
 
 def test_claim_verdicts_say_where_a_claim_stands():
@@ -443,8 +583,10 @@ def test_claim_verdicts_say_where_a_claim_stands():
         return claim_verdict(c, honest, clair, b, names)["where"]
 
     assert [where(r) for r in (0.005, 0.03, 0.1, 0.3, 0.5)] == ["below", "honest", "between", "clairvoyant", "above_all"]
-    assert [where(r, bracket) for r in (0.005, 0.03, 0.04, 0.1, 0.5)] == [
-        "below", "honest", "bracket", "above_bound", "above_all"]
+    assert [where(r, bracket) for r in (0.005, 0.03, 0.04, 0.1, 0.3, 0.5)] == [
+        "below", "honest", "bracket", "above_bound", "above_bound", "above_all"]
+    c = {"claim": "c", "source": "s", "stated_rate": 0.3, "stated_one_in": 1 / 0.3, "fits": [], "readings": 3}
+    assert claim_verdict(c, honest, clair, bracket, names)["clairvoyant_fit"] is True
     c = {"claim": "c", "source": "s", "stated_rate": 0.005, "stated_one_in": 200, "fits": [], "readings": 1}
     assert claim_verdict(c, honest, clair, None, names)["ratio"] == pytest.approx(6.0)
     assert claim_verdict(c, None, None, None, names)["where"] is None

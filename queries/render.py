@@ -7,8 +7,8 @@ are in ``queries/templates/``: ``prose.j2`` holds every sentence both pages
 share (the answer per variant, the verdict on each published claim, what
 changed since last night), ``report.md.j2`` and ``report.html.j2`` lay them
 out, ``report.css`` styles the page. The HTML environment autoescapes; the
-two environments differ only in how they emphasise (``strong``), quote code
-(``code``) and escape a table cell.
+two environments differ only in how they emphasise (``strong``), name a player
+(``player``: in italics), quote code (``code``) and escape a table cell.
 
 This module shapes the document into what the templates read (``page``):
 one answer per variant, tables as lists of text cells, and the charts as SVG
@@ -491,6 +491,13 @@ def _odds_pivot(doc, names: Names):
     return table(["player", "kind", *(variant_title(v) for v in variants)], rows)
 
 
+def floor_rows(doc, names: Names) -> list[dict]:
+    """The win_odds rows whose rate is a floor: a tenth or more of their deals are unfinished
+    searches (gave_up, counted as lost), so the interval reaches far above the estimate."""
+    return [dict(r, title=variant_title(r["variant"]), display=names(r["policy"]))
+            for r in by_variant(doc["tables"].get("win_odds", [])) if r["gave_up"] and r["gave_up"] * 10 >= r["deals"]]
+
+
 def _win_odds_table(doc, names: Names):
     return table(["variant", "player", "kind", "deals", "wins", "gave up", "win rate", "95% interval", "odds",
                   "mean score"],
@@ -884,6 +891,7 @@ def page(doc: dict, *, charts: bool) -> dict:
         "since": since_last_night(series),
         "variants": [{"name": k, "text": v} for k, v in VARIANT_TEXT.items()],
         "ladder_notes": ladder_notes(doc),
+        "floors": floor_rows(doc, names),
         "restrictions": [{"name": k, "words": _restriction_words(k), "text": v} for k, v in RESTRICTION_TEXT.items()],
         "gave_up_note": GAVE_UP_NOTE,
         "method": method_paragraphs(doc, names),
@@ -945,10 +953,12 @@ def environment(fmt: str):
         env.filters["strong"] = lambda s: Markup("<b>{}</b>").format(s)
         env.filters["code"] = lambda s: Markup("<code>{}</code>").format(s)
         env.filters["cell"] = escape
+        env.filters["player"] = lambda s: Markup("<i>{}</i>").format(s)
     else:
         env.filters["strong"] = lambda s: f"**{s}**"
         env.filters["code"] = lambda s: f"`{s}`"
         env.filters["cell"] = _md_cell
+        env.filters["player"] = lambda s: f"*{s}*"
     env.globals["fmt"] = fmt
     return env
 

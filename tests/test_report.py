@@ -101,7 +101,9 @@ def test_batch_size_does_not_change_any_number(doc_a, data_a, data_b):
     assert html_a == html_b
 
 
-@pytest.mark.parametrize("name", list(TABLE_KEYS))
+# honest_bracket needs the bracket's players, which this fixture does not run: its twin is in
+# tests/test_bracket_report.py (issue "Honest play, bracketed"); the page's bracket is tested below.
+@pytest.mark.parametrize("name", [n for n in TABLE_KEYS if n != "honest_bracket"])
 def test_report_numbers_equal_independent_recomputation(doc_a, expected_a, name):
     got = doc_a["tables"][name]
     assert got
@@ -188,7 +190,7 @@ def test_markdown_and_html_give_the_answer_first(report_a, doc_a):
         odds = (f"at most {_about(h['one_in_low'])}" if h["one_in_high"] is None else
                 f"from {_about(h['one_in_high'])} to {_about(h['one_in_low'])}")
         assert f"({_rate(h['rate'])}; 95% interval {_rate(h['low'])} to {_rate(h['high'])}, {odds})" in honest_line
-        assert f"That is {players[h['player']]['display']}, the best of {h['chosen_from']} honest players" in block
+        assert f"That is *{players[h['player']]['display']}*, the best of {h['chosen_from']} honest players" in block
         assert f"over {h['deals']:,} deals" in block
         assert f"would win **{_about(c['one_in'])}** ({_rate(c['rate'])}; 95% interval {_rate(c['low'])} to " \
                f"{_rate(c['high'])})" in block
@@ -529,7 +531,7 @@ def test_the_bracket_is_in_the_answer_only_when_the_data_has_it(report_a, doc_a,
             lo = b["lower_rate"]
             assert (f"Optimal honest play lies between **{_rate(lo)}** and **{_rate(up)}** of games (about "
                     f"{_about(1 / lo)} to {_about(1 / up)}; 95%: from {_rate(b['lower_low'])} to "
-                    f"{_rate(b['upper_high'])}). The lower end is what {players[b['lower_player']]} wins") in block
+                    f"{_rate(b['upper_high'])}). The lower end is what *{players[b['lower_player']]}* wins") in block
             assert f"<b>{_rate(lo)}</b>" in art
         else:
             assert (f"Optimal honest play wins at most **{_rate(up)}** of games (about {_about(1 / up)}; 95%: up to "

@@ -24,6 +24,7 @@ canonical two-character form, so ``parse_deck(format_deck(d)) == d``.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from typing import NamedTuple
 
 import numpy as np
 
@@ -165,6 +166,97 @@ def iter_deck_lines(lines: Iterable[str]) -> Iterator[tuple[int, np.ndarray | De
             yield number, exc
 
 
+class DeckChunk(NamedTuple):
+    """The decks of a run of deck-file lines, parsed at once (``iter_deck_chunks``).
+
+    decks:        uint8[n, 52]  the well-formed decks, in file order
+    line_numbers: int64[n]      the 1-based file line of each deck
+    errors:       list of (line_number, DeckParseError), the malformed lines in file order
+    """
+
+    decks: np.ndarray
+    line_numbers: np.ndarray
+    errors: list
+
+
+# Lookup tables of the canonical fast path: byte -> rank index or suit (255 = not a rank / suit character).
+_RANK_OF_BYTE = np.full(256, 255, dtype=np.uint8)
+_SUIT_OF_BYTE = np.full(256, 255, dtype=np.uint8)
+for _i, _ch in enumerate(RANK_CHARS):
+    _RANK_OF_BYTE[ord(_ch)] = _RANK_OF_BYTE[ord(_ch.lower())] = _i
+for _i, _ch in enumerate(SUIT_CHARS):
+    _SUIT_OF_BYTE[ord(_ch)] = _SUIT_OF_BYTE[ord(_ch.lower())] = _i
+_LINE_WIDTH = 3 * N_CARDS - 1  # 52 two-character codes and 51 single spaces
+_FULL_DECK = np.uint64((1 << N_CARDS) - 1)
+
+
+def _parse_canonical(texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """Decode lines of 52 two-character ASCII codes separated by single spaces, all at once.
+
+    Returns ``(cards uint8[n, 52], ok bool[n])``; a row is ok only when every
+    code is a rank character then a suit character (either case) and the 52
+    cards are distinct. Rows not ok are left to ``parse_deck``, which accepts
+    every other spelling and writes the error message, so this fast path
+    never decides what an error says.
+    """
+    raw = np.frombuffer("".join(texts).encode("ascii"), dtype=np.uint8).reshape(len(texts), _LINE_WIDTH)
+    ranks = _RANK_OF_BYTE[raw[:, 0::3]]
+    suits = _SUIT_OF_BYTE[raw[:, 1::3]]
+    ok = (raw[:, 2::3] == ord(" ")).all(axis=1) & (ranks != 255).all(axis=1) & (suits != 255).all(axis=1)
+    cards = (suits.astype(np.uint16) * N_RANKS + ranks).astype(np.uint8)  # garbage where not ok
+    bits = np.left_shift(np.uint64(1), np.minimum(cards, N_CARDS - 1).astype(np.uint64))
+    ok &= np.bitwise_or.reduce(bits, axis=1) == _FULL_DECK
+    return cards, ok
+
+
+def iter_deck_chunks(lines: Iterable[str], sizes: Iterable[int]) -> Iterator[DeckChunk]:
+    """Stream a deck file in chunks of deck lines: the fast twin of ``iter_deck_lines``.
+
+    Each chunk holds the next ``size`` deck lines (blank and ``#`` lines are
+    skipped and not counted) for each size of ``sizes`` in turn, the last
+    size repeating; the last chunk may be shorter. Canonical lines (what
+    ``format_deck`` writes, in either case) are decoded with NumPy all at
+    once; any other line goes through ``parse_deck``, so the decks, line
+    numbers and error messages are exactly those of ``iter_deck_lines``
+    (tests/test_cards.py holds them to it).
+    """
+    it = iter(enumerate(lines, start=1))
+    size_iter = iter(sizes)
+    size = next(size_iter)
+    while True:
+        numbers: list[int] = []
+        texts: list[str] = []
+        for number, text in it:
+            stripped = text.strip()
+            if not stripped or stripped.startswith("#"):
+                continue
+            numbers.append(number)
+            texts.append(stripped)
+            if len(texts) == size:
+                break
+        if not texts:
+            return
+        fast = [k for k, t in enumerate(texts) if len(t) == _LINE_WIDTH and t.isascii()]
+        decks = np.empty((len(texts), N_CARDS), dtype=np.uint8)
+        done = np.zeros(len(texts), dtype=bool)
+        if fast:
+            cards, ok = _parse_canonical([texts[k] for k in fast])
+            rows = np.asarray(fast)[ok]
+            decks[rows] = cards[ok]
+            done[rows] = True
+        errors = []
+        for k in np.flatnonzero(~done).tolist():
+            try:
+                decks[k] = parse_deck(texts[k], line=numbers[k])
+                done[k] = True
+            except DeckParseError as exc:
+                errors.append((numbers[k], exc))
+        yield DeckChunk(decks[done], np.asarray(numbers, dtype=np.int64)[done], errors)
+        if len(texts) < size:
+            return
+        size = next(size_iter, size)
+
+
 def read_deck_file(lines: Iterable[str]) -> np.ndarray:
     """Parse a whole deck file into ``uint8[n, 52]``, all or nothing.
 
@@ -172,8 +264,8 @@ def read_deck_file(lines: Iterable[str]) -> np.ndarray:
     nothing is returned half-processed.
     """
     decks = []
-    for _, item in iter_deck_lines(lines):
-        if isinstance(item, DeckParseError):
-            raise item
-        decks.append(item)
-    return np.asarray(decks, dtype=np.uint8).reshape(len(decks), N_CARDS)
+    for chunk in iter_deck_chunks(lines, [4096]):
+        if chunk.errors:
+            raise chunk.errors[0][1]
+        decks.append(chunk.decks)
+    return np.concatenate(decks) if decks else np.empty((0, N_CARDS), dtype=np.uint8)

@@ -67,3 +67,55 @@ SOLVER_FIGURES = {
 
 for _rules, (_decks, _chunk) in SOLVER_FIGURES.items():
     figure(f"solve/{_rules}")(lambda _r=_rules, _d=_decks, _c=_chunk: measure_solver(_r, decks=_d, chunk=_c))
+
+
+DECK_FILE_DECKS = 50_000
+
+
+@figure("solve/strict-deck-file")
+def measure_deck_file() -> Measurement:
+    """``acesup solve --decks FILE --format jsonl`` on strict deals, as a ratio to ``solve_batch`` on the same decks.
+
+    Both are timed in this process (CPU time, output to a temporary file), so
+    the ratio holds on a busy machine too; ``lines_ratio`` is the same with
+    ``--lines``. Issue 16's target: ``engine_ratio`` of at least 0.6.
+    """
+    import contextlib
+    import tempfile
+    from pathlib import Path
+
+    from engine_rs_free.cards import format_deck
+    from engine_rs_free.solver import solve_batch
+
+    from .cli import main
+
+    decks = deal_batch(SEED, 0, DECK_FILE_DECKS)
+    with tempfile.TemporaryDirectory(prefix="acesup-bench-") as tmp:
+        path = Path(tmp) / "decks.txt"
+        path.write_text("".join(format_deck(d) + "\n" for d in decks))
+
+        def engine() -> float:
+            cpu0 = time.process_time()
+            for start in range(0, len(decks), 4096):
+                solve_batch(decks[start:start + 4096], "strict", want_lines=False)
+            return time.process_time() - cpu0
+
+        def command(*extra: str) -> float:
+            with open(Path(tmp) / "out.jsonl", "w") as out, contextlib.redirect_stdout(out):
+                cpu0 = time.process_time()
+                rc = main(["solve", "--decks", str(path), "--variant", "strict", "--format", "jsonl", *extra])
+                cpu = time.process_time() - cpu0
+            assert rc == 0, f"acesup solve --decks exited {rc}"
+            return cpu
+
+        solve_batch(decks[:2], "strict", want_lines=True)  # compile / load the cache
+        engine_cpu = min(engine() for _ in range(2))
+        t0 = time.perf_counter()
+        file_cpu = min(command() for _ in range(2))
+        elapsed = (time.perf_counter() - t0) / 2
+        lines_cpu = command("--lines")
+    return Measurement(rate=len(decks) / file_cpu, unit="decks/s", items=len(decks), seconds=elapsed, extra={
+        "engine_rate": round(len(decks) / engine_cpu, 1),
+        "engine_ratio": round(engine_cpu / file_cpu, 3),
+        "lines_ratio": round(engine_cpu / lines_cpu, 3),
+    })

@@ -98,3 +98,87 @@ def test_deck_stream_reports_bad_lines_and_goes_on():
     assert [n for n, _ in items] == [1, 2, 3]
     assert isinstance(items[1][1], DeckParseError) and "line 2" in str(items[1][1])
     assert not isinstance(items[2][1], DeckParseError)
+
+
+# --------------------------------------------------------------------------- the chunked (fast) deck reader
+
+def _mangle(rng, deck_text: str) -> str:
+    """One deck line, spelled or broken in one of the ways a deck file may hold."""
+    tokens = deck_text.split()
+    kind = rng.integers(12)
+    if kind == 0:  # lower case: still canonical width
+        return deck_text.lower()
+    if kind == 1:  # a duplicate card
+        i, j = rng.choice(52, 2, replace=False)
+        tokens[i] = tokens[j]
+    elif kind == 2:  # one character replaced by any printable ASCII one (a rank, a suit or a space broken)
+        chars = list(deck_text)
+        chars[rng.integers(len(chars))] = chr(rng.integers(32, 127))
+        return "".join(chars)
+    elif kind == 3:  # a card missing or one too many
+        return " ".join(tokens[:-1]) if rng.integers(2) else deck_text + " " + tokens[0]
+    elif kind == 4:  # other spellings parse_deck accepts: 10, suit symbols, tabs, double spaces
+        i = rng.integers(52)
+        tokens[i] = {"T": "10"}.get(tokens[i][0], tokens[i][0]) + {"H": "♥", "S": "♠"}.get(tokens[i][1], tokens[i][1])
+        return ("\t" if rng.integers(2) else "  ").join(tokens)
+    elif kind == 5:  # padding around the line, a comment, a blank line
+        return rng.choice(["  " + deck_text + " \r", "# " + deck_text, "", "   "])
+    return " ".join(tokens)  # canonical (six kinds of twelve)
+
+
+def _lines(seed: int, n: int) -> list[str]:
+    from engine_rs_free.deals import deal_batch
+
+    rng = np.random.default_rng(seed)
+    return [_mangle(rng, format_deck(d)) + "\n" for d in deal_batch(seed, 0, n)]
+
+
+def _chunked(lines, sizes):
+    from engine_rs_free.cards import iter_deck_chunks
+
+    decks, numbers, errors = [], [], []
+    for chunk in iter_deck_chunks(lines, sizes):
+        assert len(chunk.decks) == len(chunk.line_numbers)
+        decks += list(chunk.decks)
+        numbers += chunk.line_numbers.tolist()
+        errors += [(n, str(e)) for n, e in chunk.errors]
+    return decks, numbers, errors
+
+
+def _one_by_one(lines):
+    decks, numbers, errors = [], [], []
+    for number, item in iter_deck_lines(lines):
+        if isinstance(item, DeckParseError):
+            errors.append((number, str(item)))
+        else:
+            decks.append(item)
+            numbers.append(number)
+    return decks, numbers, errors
+
+
+def _assert_same(lines, sizes):
+    fast, slow = _chunked(lines, sizes), _one_by_one(lines)
+    assert fast[1] == slow[1] and fast[2] == slow[2]
+    assert len(fast[0]) == len(slow[0]) and all((a == b).all() for a, b in zip(fast[0], slow[0]))
+    return slow
+
+
+def test_chunked_reader_equals_the_line_reader_on_thousands_of_lines():
+    lines = _lines(17, 4000)
+    decks, _, errors = _assert_same(lines, [1, 7, 256, 1000])
+    assert len(decks) > 2000 and len(errors) > 500  # both paths and both outcomes are exercised
+
+
+@given(st.integers(0, 2**32 - 1), st.integers(0, 60), st.lists(st.integers(1, 9), min_size=1, max_size=4))
+def test_chunked_reader_equals_the_line_reader(seed, n, sizes):
+    _assert_same(_lines(seed, n), sizes)
+
+
+def test_read_deck_file_reads_canonical_and_other_spellings():
+    from engine_rs_free.deals import deal_batch
+
+    decks = deal_batch(3, 0, 5)
+    lines = [format_deck(d) for d in decks]
+    lines[2] = lines[2].lower().replace("t", "10")
+    assert (read_deck_file(lines) == decks).all()
+    assert read_deck_file([]).shape == (0, 52)

@@ -282,14 +282,53 @@ def test_cli_solve_jsonl_keys_and_lines(capsys):
     from pipeline.cli import main
 
     assert main(["solve", "--seed", "4", "--index", "10", "--count", "3", "--format", "jsonl",
-                 "--sensible"]) == 0
+                 "--sensible", "--lines"]) == 0
     rows = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
     assert [r["index"] for r in rows] == [10, 11, 12]
     for r in rows:
-        assert {"max_score", "won", "status", "nodes", "line"} <= set(r)
+        assert list(r) == ["seed", "index", "variant", "max_score", "won", "status", "nodes", "line"]
         d = deal(4, r["index"])
         assert game.replay(d, r["line"], "standard+sensible").score == r["max_score"]
         assert r["max_score"] == solve_deck(d, "standard+sensible").max_score
+
+
+def test_cli_solve_jsonl_without_lines_in_chunks(capsys):
+    """Without --lines the rows are the same but for the line; the chunks (1, 16, 256, …) keep the order."""
+    import json
+
+    from pipeline.cli import main
+
+    assert main(["solve", "--seed", "5", "--index", "3", "--count", "40", "--format", "jsonl", "--variant", "strict"]) == 0
+    rows = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
+    assert [r["index"] for r in rows] == list(range(3, 43))
+    res = solve_batch(deal_batch(5, 3, 40), "strict", want_lines=False)
+    assert [r["max_score"] for r in rows] == res.max_score.tolist()
+    assert [r["nodes"] for r in rows] == res.nodes.tolist()
+    assert all("line" not in r and r["variant"] == "strict" for r in rows)
+
+
+@given(st.lists(st.tuples(st.integers(0, 48), st.sampled_from(["solved", "gave_up"]), st.integers(0, 2**62),
+                          st.text(max_size=30), st.integers(0, 2**40)), min_size=1, max_size=20),
+       st.sampled_from([{}, {"line_number": None}, {"seed": None, "index": None}]), st.booleans(),
+       st.text(min_size=1, max_size=12))
+def test_jsonl_rows_are_what_json_dumps_writes(rows, keys, lines, variant):
+    import json
+    from types import SimpleNamespace
+
+    from pipeline.commands.solve import jsonl_rows
+
+    res = SimpleNamespace(max_score=np.array([r[0] for r in rows], dtype=np.int8),
+                          won=np.array([r[0] >= 48 for r in rows]), status=[r[1] for r in rows],
+                          nodes=np.array([r[2] for r in rows], dtype=np.int64), lines=[r[3] for r in rows])
+    where = {k: [r[4] for r in rows] for k in keys}
+    want = []
+    for n, r in enumerate(rows):
+        row = {**{k: v[n] for k, v in where.items()}, "variant": variant, "max_score": r[0], "won": r[0] >= 48,
+               "status": r[1], "nodes": r[2]}
+        if lines:
+            row["line"] = r[3]
+        want.append(json.dumps(row) + "\n")
+    assert jsonl_rows(where, variant, res, lines) == "".join(want)
 
 
 def test_cli_solve_reports_bad_lines_and_solves_the_others(tmp_path, capsys):

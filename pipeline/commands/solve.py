@@ -18,17 +18,16 @@ all is an error too (exit 2).
 
 --format jsonl prints one JSON object a deck with the keys max_score, won,
 status ('solved', or 'gave_up' when --node-limit stopped the search: then
-max_score is only a lower bound), nodes and line, plus where the deck came
-from (line_number, or seed and index). --format text shows each game move by move.
+max_score is only a lower bound) and nodes, plus where the deck came from
+(line_number, or seed and index), and line (the game line) with --lines:
+finding the line costs more than the search on easy rule sets, so a big file
+asks for it only when it is wanted. --format text shows each game move by move.
 
 examples:
-  acesup solve --seed 2026 --index 0 --count 5 --format jsonl
+  acesup solve --seed 2026 --index 0 --count 5 --format jsonl --lines
   acesup deal --seed 1 --count 1000 > decks.txt && acesup solve --decks decks.txt --sensible --leftmost --must-fill
   acesup solve --deck "$(acesup deal --seed 0)" --variant strict
 """
-
-CHUNK = 256  # decks solved per compiled call
-
 
 def add_arguments(p):
     src = p.add_mutually_exclusive_group(required=True)
@@ -46,6 +45,8 @@ def add_arguments(p):
     p.add_argument("--node-limit", type=int, default=None,
                    help="give up a deck after this many positions (its result says 'gave_up')")
     p.add_argument("--format", choices=("text", "jsonl"), default="text", help="output format (default text)")
+    p.add_argument("--lines", action="store_true",
+                   help="with --format jsonl, add each deck's game line (text always shows it)")
 
 
 def solver_rules(args):
@@ -61,29 +62,36 @@ def solver_rules(args):
     return solver_rules(parse_player(f"solver:{restrictions}" if restrictions else "solver"), game)
 
 
+# Decks solved per compiled call: small first, so that the first results of a
+# stream appear at once, then large, so that a big file spends its time in the search.
+CHUNK_SIZES = (1, 16, 256, 4096)
+
+
 def _sources(args, bad):
-    """Yield (where, deck) in input order; malformed deck-file lines go to ``bad`` and stderr."""
+    """Yield ``(where, decks)`` chunks in input order: ``where`` maps a key (line_number, or seed
+    and index) to one value a deck, ``decks`` is ``uint8[n, 52]``. Malformed deck-file lines go
+    to ``bad`` and stderr."""
     import sys
 
-    from engine_rs_free.cards import DeckParseError, iter_deck_lines, parse_deck
+    from engine_rs_free.cards import iter_deck_chunks, parse_deck
     from engine_rs_free.deals import deal_batch
     from pipeline.errors import UserError
 
     if args.deck is not None:
-        yield {}, parse_deck(args.deck)
+        yield {}, parse_deck(args.deck)[None, :]
         return
     if args.decks is not None:
         try:
             fh = sys.stdin if args.decks == "-" else open(args.decks, encoding="utf-8")
         except OSError as exc:
-            raise UserError(f"cannot read deck file {args.decks!r}: {exc.strerror}; give a readable file or '-'")
+            raise UserError(f"cannot read deck file {args.decks!r}: {exc.strerror}; give a readable file or '-'") from None
         try:
-            for number, item in iter_deck_lines(fh):
-                if isinstance(item, DeckParseError):
+            for chunk in iter_deck_chunks(fh, CHUNK_SIZES):
+                for number, error in chunk.errors:
                     bad.append(number)
-                    print(f"acesup solve: error: {args.decks}: {item}", file=sys.stderr)
-                    continue
-                yield {"line_number": number}, item
+                    print(f"acesup solve: error: {args.decks}: {error}", file=sys.stderr)
+                if len(chunk.decks):
+                    yield {"line_number": chunk.line_numbers.tolist()}, chunk.decks
         finally:
             if fh is not sys.stdin:
                 fh.close()
@@ -91,22 +99,41 @@ def _sources(args, bad):
     if args.count < 1:
         raise UserError(f"--count {args.count} is not positive; give 1 or more")
     done = 0
+    sizes = iter(CHUNK_SIZES)
     while done < args.count:
-        n = min(CHUNK, args.count - done)
-        for k, d in enumerate(deal_batch(args.seed, args.index + done, n)):
-            yield {"seed": args.seed, "index": args.index + done + k}, d
+        n = min(next(sizes, CHUNK_SIZES[-1]), args.count - done)
+        first = args.index + done
+        yield {"seed": [args.seed] * n, "index": list(range(first, first + n))}, deal_batch(args.seed, first, n)
         done += n
 
 
-def _chunks(items, size):
-    chunk = []
-    for item in items:
-        chunk.append(item)
-        if len(chunk) == size:
-            yield chunk
-            chunk = []
-    if chunk:
-        yield chunk
+def jsonl_rows(where: dict, variant: str, res, lines: bool) -> str:
+    """The JSON lines of one chunk of results, exactly as ``json.dumps`` writes each row's dict
+    (``where`` keys, variant, max_score, won, status, nodes, and line when asked for).
+
+    Built with one format string a row instead of ``json.dumps``: the keys and the
+    value types are fixed, so only the variant and the line need escaping
+    (tests/test_solver.py holds this to ``json.dumps``).
+    """
+    import json
+
+    def literal(value) -> str:  # a JSON string as a format-string literal
+        return json.dumps(value).replace("{", "{{").replace("}", "}}")
+
+    quoted = {status: json.dumps(status) for status in set(res.status)}
+    keys = list(where)
+    head = "".join(f"{literal(k)}: {{}}, " for k in keys)
+    template = "{{" + head + f'"variant": {literal(variant)}, "max_score": {{}}, "won": {{}}, ' \
+        '"status": {}, "nodes": {}' + (', "line": {}' if lines else "") + "}}\n"
+    columns = [where[k] for k in keys] + [
+        res.max_score.tolist(),
+        ["true" if w else "false" for w in res.won.tolist()],
+        [quoted[status] for status in res.status],
+        res.nodes.tolist(),
+    ]
+    if lines:
+        columns.append([json.dumps(line) for line in res.lines])
+    return "".join(template.format(*row) for row in zip(*columns))
 
 
 def format_game(deck, line: str, rules) -> str:
@@ -121,10 +148,7 @@ def format_game(deck, line: str, rules) -> str:
 
 
 def run(args) -> int:
-    import json
     import sys
-
-    import numpy as np
 
     from engine_rs_free.cards import format_deck
     from engine_rs_free.solver import solve_batch
@@ -133,32 +157,26 @@ def run(args) -> int:
     rules = solver_rules(args)
     if args.node_limit is not None and args.node_limit < 1:
         raise UserError(f"--node-limit {args.node_limit} is not positive; give 1 or more, or leave it out")
+    text = args.format == "text"
     bad: list[int] = []
     out = sys.stdout
     solved = 0
-    for chunk in _chunks(_sources(args, bad), CHUNK):
-        solved += len(chunk)
-        decks = np.stack([d for _, d in chunk])
-        res = solve_batch(decks, rules, node_limit=args.node_limit, want_lines=True)
-        for n, (where, deck) in enumerate(chunk):
-            row = {
-                "max_score": int(res.max_score[n]),
-                "won": bool(res.won[n]),
-                "status": res.status[n],
-                "nodes": int(res.nodes[n]),
-                "line": res.lines[n],
-            }
-            if args.format == "jsonl":
-                out.write(json.dumps({**where, "variant": rules.name, **row}) + "\n")
-                continue
-            origin = ", ".join(f"{k} {v}" for k, v in where.items()) or "deck"
-            verdict = "won" if row["won"] else "not won"
-            bound = " (a lower bound: the node limit stopped the search)" if row["status"] == "gave_up" else ""
-            out.write(f"{origin}: {rules.name}: max_score {row['max_score']}{bound}, {verdict}, "
-                      f"{row['status']}, {row['nodes']} nodes\n")
+    for where, decks in _sources(args, bad):
+        solved += len(decks)
+        res = solve_batch(decks, rules, node_limit=args.node_limit, want_lines=text or args.lines)
+        if not text:
+            out.write(jsonl_rows(where, rules.name, res, args.lines))
+            out.flush()
+            continue
+        for n, deck in enumerate(decks):
+            origin = ", ".join(f"{k} {v[n]}" for k, v in where.items()) or "deck"
+            verdict = "won" if res.won[n] else "not won"
+            bound = " (a lower bound: the node limit stopped the search)" if res.status[n] == "gave_up" else ""
+            out.write(f"{origin}: {rules.name}: max_score {int(res.max_score[n])}{bound}, {verdict}, "
+                      f"{res.status[n]}, {int(res.nodes[n])} nodes\n")
             out.write(f"deck: {format_deck(deck)}\n")
-            out.write(f"line: {row['line'] or '(no action)'}\n")
-            out.write(format_game(deck, row["line"], rules) + "\n\n")
+            out.write(f"line: {res.lines[n] or '(no action)'}\n")
+            out.write(format_game(deck, res.lines[n], rules) + "\n\n")
         out.flush()
     if bad:
         shown = ", ".join(str(b) for b in bad[:10]) + (" …" if len(bad) > 10 else "")

@@ -146,6 +146,32 @@ def claim_readings(claims: list[dict]) -> list[dict]:
     return list(out.values())
 
 
+def claims_against_bracket(claims: list[dict], bracket: list[dict]) -> list[dict]:
+    """Each claim of a variant with a bracket: below, inside or above the honest bracket.
+
+    'above' means no honest player can win that often (the claim exceeds the bound's upper end
+    with 95% confidence); 'below' means the lower player wins more often than the claim says.
+    """
+    ends = {r["variant"]: r for r in bracket}
+    seen, out = set(), []
+    for c in sorted(claims, key=lambda c: c["claim_id"]):
+        b = ends.get(c["claim_preset"])
+        if b is None or c["claim_id"] in seen:
+            continue
+        seen.add(c["claim_id"])
+        rate = c["stated_rate"]
+        if b["upper_high"] is not None and rate > b["upper_high"]:
+            where = "above"
+        elif b["lower_low"] is not None and rate < b["lower_low"]:
+            where = "below"
+        else:
+            where = "inside"
+        out.append({"claim_id": c["claim_id"], "claim": c["claim"], "variant": c["claim_preset"],
+                    "stated_rate": rate, "lower_low": b["lower_low"], "upper_high": b["upper_high"],
+                    "against_bracket": where})
+    return out
+
+
 def headline_rows(headline: list[dict]) -> list[dict]:
     """The headline in the simple shape the flows publish: one dict per (variant, kind)."""
     keys = ("variant", "player", "kind", "deals", "wins", "gave_up", "rate", "low", "high", "one_in")
@@ -335,6 +361,10 @@ def collect(data: str | os.PathLike, *, rebuild: bool = False) -> dict:
     files = _file_facts(manifests)
     runs = [_manifest_summary(data, m) for m in sorted(manifests.values(), key=lambda m: m.run_id)]
     dataset_sha = hashlib.sha256("".join(f"{f['path']} {f['sha256']}\n" for f in files).encode()).hexdigest()
+    bracket = {}
+    if "honest_bracket" in tables:  # the honest bracket (issue "Honest play, bracketed"), where it is measured
+        bracket = {"honest_bracket": tables["honest_bracket"],
+                   "claims_against_bracket": claims_against_bracket(tables["claims"], tables["honest_bracket"])}
     return {
         "format": REPORT_FORMAT,
         "title": "Aces Up: the odds, measured",
@@ -350,6 +380,7 @@ def collect(data: str | os.PathLike, *, rebuild: bool = False) -> dict:
                       "(normal interval on the per-deal differences)",
         },
         "headline": headline_rows(tables["headline"]),
+        **bracket,
         "players": player_rows(tables["win_odds"], fingerprints),
         "fingerprints": fingerprint_list,
         "tables": {

@@ -217,7 +217,7 @@ DEFAULT_SPEC = {
     "seed": 2026,
     "start": 0,
     "deals": 200_000,
-    "variants": ["standard", "strict", "easy", "reverse"],
+    "variants": ["standard", "strict", "easy", "reverse", "standard+optional", "strict+optional"],
     "policies": [*_PLAIN, "solver", "solver:sensible+leftmost+must_fill", *_LADDER, "pimc:samples=8"],
     "batch_size": 25_000,
     "data": DEFAULT_DATA,
@@ -226,6 +226,9 @@ DEFAULT_SPEC = {
     # Counts measured on the engine (deals per second on one core, Nov 30 2026): plain policies
     # 200k-500k; solver standard/reverse ~90, strict ~14000, easy ~5 (standard+optional: under 1,
     # with deals that run for minutes, so it is left out: run it with a node_limit);
+    # (optional discards since issue 16's dominance rules: strict+optional ~9, standard+optional
+    # ~0.4, with no deal over a few seconds; the honest players take every discard at once, so
+    # their optional rows equal their forced ones and only the cheap ones are kept)
     # restricted solver standard ~18000, easy ~220; ladder (standard) sensible ~1500, leftmost
     # ~220, must_fill ~3400; pimc:samples=8 standard/reverse ~150, strict ~1000, easy far under 0.1.
     # About 500 core-seconds in all: a few minutes on 2 free cores. The standard solver gets the
@@ -235,10 +238,16 @@ DEFAULT_SPEC = {
         "solver": 20_000,
         "reverse/solver": 2_000,
         "easy/solver": 100,
+        # the value of optional discards to the clairvoyant player (queries/value_of_optional.sql)
+        "standard+optional/solver": 40,
+        "strict+optional/solver": 1_000,
+        **{f"{v}/{p}": 0 for v in ("standard+optional", "strict+optional")
+           for p in ("solver:sensible+leftmost+must_fill", "pimc:samples=8")},
         "solver:sensible+leftmost+must_fill": 20_000,
         "easy/solver:sensible+leftmost+must_fill": 2_000,
         # the ladder of solver restrictions: standard only
-        **{f"{v}/{p}": 0 for v in ("strict", "easy", "reverse") for p in _LADDER},
+        **{f"{v}/{p}": 0 for v in ("strict", "easy", "reverse", "standard+optional", "strict+optional")
+           for p in _LADDER},
         "solver:sensible": 20_000,
         "solver:leftmost": 2_000,
         "solver:must_fill": 20_000,
@@ -254,6 +263,8 @@ DEFAULT_SPEC = {
         "solver": 500,
         "strict/solver": 5_000,
         "easy/solver": 10,
+        "standard+optional/solver": 5,
+        "strict+optional/solver": 100,
         "solver:sensible+leftmost+must_fill": 5_000,
         "easy/solver:sensible+leftmost+must_fill": 500,
         "solver:sensible": 2_500,

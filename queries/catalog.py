@@ -74,7 +74,7 @@ from pathlib import Path
 CATALOG_NAME = "acesup.duckdb"
 CATALOG_SQL = "acesup.sql"
 CATALOG_DIR = "catalog"
-CATALOG_VERSION = 5  # bump when the views, tables or macros change: older catalogs are rebuilt
+CATALOG_VERSION = 6  # bump when the views, tables or macros change: older catalogs are rebuilt
 STORAGE_VERSION = "v1.0.0"  # the oldest DuckDB storage format: every client since 1.0 reads the file
 QUERY_DIR = Path(__file__).resolve().parent
 WILSON_Z = 1.96
@@ -85,6 +85,7 @@ REPORT_QUERIES = (
     "score_distribution",
     "policy_gap",
     "value_of_information",
+    "value_of_optional",
     "claims",
     "solver_ladder",
     "coverage",
@@ -102,6 +103,9 @@ def _clairvoyant_test() -> str:
 
 _CLAIRVOYANT_TEST = _clairvoyant_test()
 
+# paired_half: the half width of the normal 95% interval of a mean of per-deal differences
+# won_a - won_b (each -1, 0 or 1) over n paired deals, from the counts a_only (a won, b did not)
+# and b_only: the sample variance is ((a_only + b_only) - (a_only - b_only)^2 / n) / (n - 1).
 # Wilson score interval (Wilson 1927) with z = 1.96. k and n are cast to DOUBLE so integer
 # inputs of any width work. The ends are exactly 0 for k = 0 and exactly 1 for k = n (the
 # formula's value there, which floating point would miss by an ulp: 1 / low must stay NULL).
@@ -118,6 +122,9 @@ CREATE MACRO wilson_low(k, n) AS
 CREATE MACRO wilson_high(k, n) AS
     CASE WHEN n > 0 AND k >= n THEN 1.0
          WHEN n > 0 THEN least(1.0, wilson_center(k, n) + wilson_half(k, n)) END;
+CREATE MACRO paired_half(a_only, b_only, n) AS
+    CASE WHEN n > 1 THEN {WILSON_Z} * sqrt(greatest(0.0, ((a_only + b_only)::DOUBLE
+        - (a_only - b_only)::DOUBLE * (a_only - b_only) / n) / (n - 1)) / n) END;
 CREATE MACRO one_in(k, n) AS CASE WHEN k > 0 THEN n::DOUBLE / k END;
 CREATE MACRO player_kind(p) AS
     CASE WHEN {_CLAIRVOYANT_TEST} THEN 'clairvoyant' ELSE 'honest' END;

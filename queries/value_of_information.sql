@@ -6,7 +6,8 @@
 -- rate favours a lucky one slightly (winner's curse); the intervals do not account for it.
 --
 -- grain:      one row per variant that has both the reference and at least one honest player
--- inputs:     tallies, pairs (views of the aggregates); macros wilson_low, wilson_high, player_kind
+-- inputs:     tallies, pairs (views of the aggregates); macros wilson_low, wilson_high, player_kind,
+--             paired_half
 -- parameters:
 -- param reference = 'solver'
 --             the clairvoyant reference player
@@ -67,11 +68,7 @@ moments AS (
     SELECT
         *,
         (reference_only - honest_only)::DOUBLE / paired_deals AS value,
-        CASE WHEN paired_deals > 1 THEN
-            greatest(0.0, ((reference_only + honest_only)::DOUBLE
-                           - (reference_only - honest_only)::DOUBLE * (reference_only - honest_only) / paired_deals)
-                          / (paired_deals - 1))
-        END AS var
+        paired_half(reference_only, honest_only, paired_deals) AS half
     FROM paired
 )
 SELECT
@@ -94,8 +91,8 @@ SELECT
     m.paired_reference_wins,
     m.paired_honest_wins,
     m.value,
-    m.value - 1.96 * sqrt(m.var / m.paired_deals) AS value_low,
-    m.value + 1.96 * sqrt(m.var / m.paired_deals) + m.undecided::DOUBLE / m.paired_deals AS value_high,
+    m.value - m.half AS value_low,
+    m.value + m.half + m.undecided::DOUBLE / m.paired_deals AS value_high,
     CASE WHEN m.paired_honest_wins > 0 THEN m.paired_reference_wins::DOUBLE / m.paired_honest_wins END AS ratio,
     CASE WHEN m.paired_reference_wins > 0 THEN m.paired_honest_wins::DOUBLE / m.paired_reference_wins END AS honest_share
 FROM best b

@@ -332,6 +332,42 @@ def expected_tables(data: Path, reference: str = "solver") -> dict[str, list[dic
         })
     out["solver_ladder"] = ladder
 
+    # value_of_optional: the same player on the same deals under forced and optional discards
+    optional = []
+    for t in tallies:
+        parts = t["variant"].split("+")
+        if "optional" in parts:
+            continue
+        opt_variant = t["variant"] + "+optional"
+        f = df.filter((pl.col("variant") == t["variant"]) & (pl.col("policy") == t["policy"])).select(
+            "seed", "deal", pl.col("won").alias("fw"), pl.col("score").cast(pl.Int64).alias("fs"),
+            (pl.col("status") == "gave_up").fill_null(False).alias("fg"))
+        o = df.filter((pl.col("variant") == opt_variant) & (pl.col("policy") == t["policy"])).select(
+            "seed", "deal", pl.col("won").alias("ow"), pl.col("score").cast(pl.Int64).alias("os"),
+            (pl.col("status") == "gave_up").fill_null(False).alias("og"))
+        rows = f.join(o, on=["seed", "deal"], how="inner").to_dicts()
+        if not rows:
+            continue
+        n = len(rows)
+        diffs = [int(r["ow"]) - int(r["fw"]) for r in rows]
+        gains = [r["os"] - r["fs"] for r in rows]
+        if kind(t["policy"]) == "honest" and not any(diffs) and not any(gains):
+            continue
+        value, sd = _normal(diffs)
+        forced_undecided = sum(1 for r in rows if r["fg"] and not r["ow"])
+        optional_undecided = sum(1 for r in rows if r["og"] and not r["fw"])
+        optional.append({
+            "variant": t["variant"], "optional_variant": opt_variant, "policy": t["policy"], "deals": n,
+            "forced_wins": sum(r["fw"] for r in rows), "optional_wins": sum(r["ow"] for r in rows),
+            "forced_rate": sum(r["fw"] for r in rows) / n, "optional_rate": sum(r["ow"] for r in rows) / n,
+            "optional_only": sum(1 for d in diffs if d > 0), "forced_only": sum(1 for d in diffs if d < 0),
+            "value": value,
+            "value_low": None if sd is None else value - Z * sd / math.sqrt(n) - forced_undecided / n,
+            "value_high": None if sd is None else value + Z * sd / math.sqrt(n) + optional_undecided / n,
+            "mean_score_gain": sum(gains) / n,
+        })
+    out["value_of_optional"] = optional
+
     cov = (
         df.group_by("seed", "variant", "policy", "run_id")
         .agg(pl.len().alias("deals"), pl.col("deal").min().alias("first_deal"), pl.col("deal").max().alias("last_deal"))
@@ -411,6 +447,7 @@ TABLE_KEYS = {
     "value_of_information": ("variant",),
     "claims": ("claim_id", "variant", "policy"),
     "solver_ladder": ("variant", "policy"),
+    "value_of_optional": ("variant", "policy"),
     "coverage": ("seed", "variant", "policy", "run_id"),
     "score_summary": ("variant", "policy"),
     "nights": ("night", "variant", "policy"),

@@ -26,7 +26,7 @@ from queries import aggregates
 from queries.aggregates import read_state, update_aggregates
 from queries.report import build_report
 
-BASE = dict(seed=5, start=0, variants="standard,strict", policies="nomove,greedy,solver", batch_size=40,
+BASE = dict(seed=5, start=0, variants="standard,strict,strict+optional", policies="nomove,greedy,solver", batch_size=40,
             node_limit=5_000)
 
 
@@ -153,10 +153,11 @@ def test_an_aggregation_killed_before_its_commit_is_redone(history, tmp_path, mo
     assert read_state(str(copy)).generation == state.generation  # nothing committed
     monkeypatch.setattr(aggregates, "write_state", real)
     res = update_aggregates(str(copy))
-    assert res.generation == state.generation + 1 and res.rows_added == 2 * 40 * 2 and not res.rebuilt
+    # 40 new deals for nomove and greedy in each of the three variants
+    assert res.generation == state.generation + 1 and res.rows_added == 2 * 40 * 3 and not res.rebuilt
     doc = json.loads(Path(build_report(copy)["report_json"]).read_text())
     want = expected_tables(copy)
-    for name in ("win_odds", "policy_gap", "score_distribution", "solver_ladder"):
+    for name in ("win_odds", "policy_gap", "score_distribution", "solver_ladder", "value_of_optional"):
         assert compare_rows(name, doc["tables"][name], want[name]) == [], name
 
 

@@ -103,6 +103,14 @@ class MoveFlags(NamedTuple):
     must_fill: bool
 
 
+class OptionalDeck(NamedTuple):
+    """One fresh deal's tables for the dominance rules of the optional-discards search (optional.py),
+    indexed by native bit (``NativeDeck``), filled per deck."""
+
+    weaker: np.ndarray  # uint64[52]        native bits of the weaker cards of its suit
+    weaker_other: np.ndarray  # uint64[52]  the same, less those dealt to its own pile (strict: no targets)
+
+
 class Starts(NamedTuple):
     """The start positions of one batch of searches (``core.deck_inputs``, ``core.position_inputs``)."""
 

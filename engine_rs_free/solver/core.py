@@ -15,6 +15,7 @@ from .common import (
     MAX_HEIGHT,
     MAX_POSITION_ACTIONS,
     NativeDeck,
+    OptionalDeck,
     Results,
     SearchRules,
     Starts,
@@ -26,6 +27,7 @@ from .common import (
 from .generic import _search
 from .lines import _finish_line, _finish_line_native
 from .native import DEAL_BITS, NO_FOREIGN4, _nat_resolve_call, _search_native
+from .optional import _fill_optional_deck, _opt_full_line, _search_optional, rule_flags
 from .position import _resolve
 from .table import BUCKET, DEFAULT_TT_BITS, tt_bits_for
 
@@ -125,15 +127,22 @@ def _fill_native_deck(deck, init_piles, stocks, n):
         deck.deal_nd[i] = _popcount(clear)
 
 
+SEARCH_GENERIC = 0  # generic._search: any start position, any rules
+SEARCH_NATIVE = 1  # native._search_native: fresh deals, forced discards, not easy
+SEARCH_OPTIONAL = 2  # optional._search_optional: fresh deals, optional discards, not easy
+
+
 @nb.njit(cache=True)
-def _solve_many(starts, resolve_start, native, rules, node_limit, table, first_epoch, work, deck, out, line_buf):
+def _solve_many(starts, resolve_start, mode, rules, opt_flags, node_limit, table, first_epoch, work, deck, od, out,
+                line_buf):
     """Solve every start position n of ``starts`` (a Starts record).
 
     Args:
         resolve_start: make the forced discards of each start position first (a fresh deal, as
                        game.new_game does)
-        native:        every start is a fresh deal and the rules allow the native search (forced
-                       discards, not easy); ``deck`` is its NativeDeck, filled per deal
+        mode:          SEARCH_GENERIC, SEARCH_NATIVE or SEARCH_OPTIONAL (every start is then a fresh
+                       deal; ``deck`` is its NativeDeck and ``od`` its OptionalDeck, filled per deal)
+        opt_flags:     the dominance rules the optional search uses (optional.RULE_*)
         rules:         SearchRules
         node_limit:    positions per search at most; <= 0 for no limit
         table:         the transposition table; search n has epoch ``first_epoch + n``
@@ -168,18 +177,25 @@ def _solve_many(starts, resolve_start, native, rules, node_limit, table, first_e
         stock = stocks[n]
         ns = nstocks[n]
         epoch = np.uint32(first_epoch + n)
-        if native:
+        if mode == SEARCH_NATIVE:
             _fill_native_deck(deck, init_piles, stocks, n)
             mask0, _fw, nd, _full = _nat_resolve_call(DEAL_BITS, NO_FOREIGN4, deck)
             best, blen, nodes, status = _search_native(ns, mask0, start_scores[n] + nd, deck, rules, node_limit,
                                                        table, epoch, work)
+        elif mode == SEARCH_OPTIONAL:
+            _fill_native_deck(deck, init_piles, stocks, n)
+            _fill_optional_deck(deck, od, rules)
+            best, blen, nodes, status = _search_optional(ns, DEAL_BITS, start_scores[n], deck, od, rules, opt_flags,
+                                                         node_limit, table, epoch, work)
+            # the line without its safe discards: put them back (the generic finish below counts it)
+            blen = _opt_full_line(best_line, blen, ns, deck, od, opt_flags, work.path)
         else:
             best, blen, nodes, status = _search(stock, ns, smax, piles, h, start, natives[n], rules, node_limit,
                                                 table, epoch, work, top_mask)
         out.score[n] = best
         out.nodes[n] = nodes
         out.status[n] = status
-        if native:
+        if mode == SEARCH_NATIVE:
             blen, mv, dec = _finish_line_native(best_line, blen, ns, mask0, deck, rules, small, bfs, work.best_keys1,
                                                 work.best_keys2)
         else:
@@ -212,7 +228,7 @@ def search_rules(rules: Rules) -> SearchRules:
 
 
 def run(starts: Starts, resolve_start: bool, rules: Rules, node_limit, want_lines: bool, tt_bits=None,
-        search: str = "generic"):
+        search: str = "generic", opt_flags=None):
     """Solve every start position: (score, nodes, status, moves, decisions, lines or None).
 
     ``search='auto'`` only for fresh deals (``deck_inputs``), which the native search needs
@@ -228,9 +244,14 @@ def run(starts: Starts, resolve_start: bool, rules: Rules, node_limit, want_line
                   np.zeros(n, np.int16), np.zeros(n + 1, np.int64))
     line_buf = np.zeros(max(64 * n, 64), np.int32)
     srules = search_rules(rules)
-    native = bool(search == "auto" and rules.fill != FILL_ANY and not rules.optional_discards)
-    line_buf = _solve_many(starts, resolve_start, native, srules, limit, ws.table, first_epoch, ws.work,
-                           ws.native_deck(srules), out, line_buf)
+    mode = SEARCH_GENERIC
+    if search == "auto" and rules.fill != FILL_ANY:
+        mode = SEARCH_OPTIONAL if rules.optional_discards else SEARCH_NATIVE
+    if opt_flags is None:
+        opt_flags = rule_flags(rules)
+    od = OptionalDeck(np.zeros(N_CARDS, np.uint64), np.zeros(N_CARDS, np.uint64))
+    line_buf = _solve_many(starts, resolve_start, mode, srules, int(opt_flags), limit, ws.table, first_epoch,
+                           ws.work, ws.native_deck(srules), od, out, line_buf)
     lines = None
     if want_lines:
         lines = [line_text(line_buf[out.line_off[i]:out.line_off[i + 1]]) for i in range(n)]

@@ -20,7 +20,6 @@ BUCKET = 4  # entries per bucket of the transposition table; an entry is 16 byte
 # positions than 2**18 on standard deals but each ~30% faster.
 DEFAULT_TT_BITS = 14  # 2**14 buckets = 64 Ki entries = 1 MiB
 STRICT_TT_BITS = 12  # 256 KiB: strict searches ~100 positions a deal (max ~3,300); 2-4% faster than 1 MiB
-OPTIONAL_TT_BITS = 20  # 2**20 buckets = 4 Mi entries = 64 MiB: optional discards search far more positions
 EASY_TT_BITS = 22  # 2**22 buckets = 16 Mi entries = 256 MiB: easy has far more positions
 
 
@@ -72,6 +71,4 @@ def tt_bits_for(rules: Rules) -> int:
     """The transposition table size (log2 of buckets) used for a rule set."""
     if rules.fill == FILL_ANY:
         return EASY_TT_BITS
-    if rules.optional_discards:
-        return OPTIONAL_TT_BITS
     return STRICT_TT_BITS if rules.fill == FILL_ACE else DEFAULT_TT_BITS

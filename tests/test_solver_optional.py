@@ -1,0 +1,175 @@
+"""The optional-discards search (solver/optional.py) and its dominance rules against their twins.
+
+Two kinds of check, neither of which calls optional.py to get its expected value:
+
+- each dominance rule, restated here in plain Python over ``game.State``, is held to the brute
+  force of test_solver (``brute_value``: every position reachable through ``game.apply``): wherever
+  the rule calls a discard safe, discarding must keep the value. A rule that calls a needed keep
+  safe fails this test (``test_a_false_rule_is_caught`` shows the test can fail);
+- the search on full deals is held, deck for deck, to the generic search (generic.py), which has
+  no dominance rule (it branches on every discard) and is itself held to the brute force on short
+  positions in test_solver. Full deals of optional discards are far too many positions for the
+  Python brute force, and some are too many even for the generic search: the deals compared are
+  those the generic search solves within a node limit (the test asserts how many).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import numpy as np
+import pytest
+from test_solver import brute_value, random_position
+
+from engine_rs_free import game
+from engine_rs_free.cards import SUIT
+from engine_rs_free.deals import deal_batch
+from engine_rs_free.rules import FILL_ACE, TOP_STRENGTH, rules_by_name, strength_table
+from engine_rs_free.solver import core, solve_batch
+from engine_rs_free.solver.optional import (
+    ALL_RULES,
+    RULE_END,
+    RULE_NO_TARGET,
+    RULE_STRICT_PILES,
+    rule_flags,
+)
+
+OPTIONAL_VARIANTS = ["standard+optional", "strict+optional", "reverse+optional"]
+
+
+def safe_by_rule(state: game.State, pile: int, rules) -> set[str]:
+    """The rules (docs/solver.md, "Optional discards") that call discarding the top of ``pile`` safe.
+
+    Restated from the docs over a game.State, independently of optional.py: END when the stock is
+    out; NO_TARGET when no weaker card of its suit is on the table or in the stock (strict: leaving
+    out those dealt to its own pile, on it or still in the stock: stock card i goes to pile i % 4).
+    """
+    strength = strength_table(rules)
+    c = state.piles[pile][-1]
+    out = set()
+    if not state.stock:
+        out.add("END")
+        return out
+    strict = rules.fill == FILL_ACE
+    targets = []
+    for p, cards in enumerate(state.piles):
+        for x in cards:
+            if not (strict and p == pile):
+                targets.append(x)
+    for i, x in enumerate(state.stock):
+        if not (strict and i % 4 == pile):
+            targets.append(x)
+    if not any(SUIT[x] == SUIT[c] and strength[x] < strength[c] for x in targets):
+        out.add("NO_TARGET")
+    return out
+
+
+def _discardable_piles(state, rules):
+    return [a.src for a in game.legal_actions(state, rules) if a.kind == "x"]
+
+
+def _check_rules_on_positions(variant, count, seed, claim=safe_by_rule):
+    """Every discard a rule calls safe keeps the brute-force value; returns how often each rule fired."""
+    rules = rules_by_name(variant)
+    checked = Counter()
+    for i in range(count):
+        state = random_position(seed, i, rules, [0, 4, 8, 12][i % 4] if "strict" in variant else [0, 4, 8][i % 3])
+        value = None
+        for p in _discardable_piles(state, rules):
+            fired = claim(state, p, rules)
+            if fired:
+                if value is None:
+                    value = brute_value(state, rules)
+                after = game.apply(state, game.Action("x", p), rules)
+                assert brute_value(after, rules) == value, (variant, claim(state, p, rules), game.picture(state), p)
+                checked.update(fired)
+    return checked
+
+
+@pytest.mark.parametrize("variant", OPTIONAL_VARIANTS)
+def test_dominance_rules_keep_the_brute_force_value(variant):
+    checked = _check_rules_on_positions(variant, 1500, seed=21)
+    assert checked["END"] >= 50 and checked["NO_TARGET"] >= 50, checked  # both rules fired, often
+
+
+def test_a_false_rule_is_caught():
+    # "every discard is safe" is false under optional discards (keeping a card can pay): the check
+    # above must catch it on the same kind of positions, or it could not catch a wrong rule either
+    with pytest.raises(AssertionError):
+        _check_rules_on_positions("standard+optional", 400, seed=21, claim=lambda s, p, r: {"ALWAYS"})
+
+
+def test_rule_flags_follow_the_rule_set():
+    assert rule_flags(rules_by_name("standard+optional")) == RULE_END | RULE_NO_TARGET
+    assert rule_flags(rules_by_name("reverse+optional")) == RULE_END | RULE_NO_TARGET
+    assert rule_flags(rules_by_name("strict+optional")) == ALL_RULES == RULE_END | RULE_NO_TARGET | RULE_STRICT_PILES
+    # the proofs assume an empty pile or a lone card never matters: no rule under a restriction
+    for r in ("standard+optional+sensible", "strict+optional+leftmost", "standard+optional+must_fill"):
+        assert rule_flags(rules_by_name(r)) == 0
+    assert TOP_STRENGTH == 12
+
+
+def _solve(decks, variant, search, node_limit, flags=None):
+    score, nodes, status, _m, _d, _l = core.run(core.deck_inputs(decks), True, rules_by_name(variant), node_limit,
+                                                False, search=search, opt_flags=flags)
+    return score.copy(), nodes.copy(), status.copy()
+
+
+def _check_against_generic(variant, count, seed, limit, min_solved):
+    decks = deal_batch(seed, 0, count)
+    slow, slow_nodes, slow_status = _solve(decks, variant, "generic", limit)
+    ok = slow_status == 0
+    assert ok.sum() >= min_solved, (variant, int(ok.sum()))
+    fast, fast_nodes, fast_status = _solve(decks[ok], variant, "auto", None)
+    assert (fast_status == 0).all()
+    assert np.array_equal(fast, slow[ok]), variant
+    # each rule alone, and none: the same values (the search with no rule is the generic one's order)
+    flags = rule_flags(rules_by_name(variant))
+    for f in sorted({0, flags & RULE_END, flags & ~RULE_END}):
+        alone, _n, st = _solve(decks[ok], variant, "auto", None, f)
+        assert (st == 0).all() and np.array_equal(alone, slow[ok]), (variant, f)
+    # where the limit stopped the generic search, its lower bound never beats the fast search
+    rest = np.flatnonzero(~ok)[:5]
+    if rest.size:
+        score, _n, st = _solve(decks[rest], variant, "auto", 2 * limit)
+        assert (score[st == 0] >= slow[rest][st == 0]).all()
+    return fast_nodes, slow_nodes[ok]
+
+
+@pytest.mark.parametrize("variant", OPTIONAL_VARIANTS)
+def test_optional_search_equals_generic_search_on_full_deals(variant):
+    _check_against_generic(variant, 30, seed=31, limit=300_000, min_solved=3)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("variant", OPTIONAL_VARIANTS)
+def test_optional_search_equals_generic_search_on_full_deals_full_count(variant):
+    _check_against_generic(variant, 200, seed=32, limit=4_000_000, min_solved=40)
+
+
+@pytest.mark.parametrize("variant", OPTIONAL_VARIANTS)
+def test_optional_lines_replay_to_max_score(variant):
+    decks = deal_batch(2026, 0, 30)
+    res = solve_batch(decks, variant, node_limit=200_000)
+    for n, d in enumerate(decks):
+        states = game.replay_states(d, res.lines[n], variant)
+        assert states[-1].score == res.max_score[n]
+        assert res.moves[n] == sum(1 for a in res.lines[n].split() if ">" in a)
+        choices = [len(game.legal_actions(s, variant)) + (not s.stock) for s in states]
+        decisions = sum(1 for c in choices[:-1] if c > 1) + (choices[-1] > 1 and not states[-1].stock)
+        assert res.decisions[n] == decisions
+    assert any(" x" in " " + line for line in res.lines)  # the lines do hold discards the search chose
+
+
+def test_optional_never_scores_below_forced():
+    # optional discards only add choices (forced play is one way to play them); on the deals the
+    # search solves within the limit, so that the figure compared is a value, not a lower bound
+    decks = deal_batch(2026, 100, 30)
+    for variant in ("strict", "standard", "reverse"):
+        forced = solve_batch(decks, variant, want_lines=False)
+        opt = solve_batch(decks, variant + "+optional", want_lines=False, node_limit=300_000)
+        solved = np.array(opt.status) == "solved"
+        assert solved.sum() >= 3, variant
+        assert (opt.max_score[solved] >= forced.max_score[solved]).all()
+        if variant == "strict":  # (the standard deals solved within the limit are mostly wins)
+            assert (opt.max_score[solved] > forced.max_score[solved]).any()  # keeping a card did pay

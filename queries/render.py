@@ -637,6 +637,15 @@ def _voi_table(doc, names: Names):
                   for r in by_variant(doc["tables"].get("value_of_information", []))])
 
 
+def _optional_table(doc, names: Names):
+    return table(["variant", "player", "paired deals", "forced discards", "optional discards",
+                  "won only with optional", "won only with forced", "value of the choice (95%)", "mean score gain"],
+                 [[variant_title(r["variant"]), names(r["policy"]), num(r["deals"]), pct(r["forced_rate"]),
+                   pct(r["optional_rate"]), num(r["optional_only"]), num(r["forced_only"]),
+                   gap_text(r["value"], r["value_low"], r["value_high"], points=True), signed(r["mean_score_gain"])]
+                  for r in by_variant(doc["tables"].get("value_of_optional", []))])
+
+
 def _restriction_words(restriction: str) -> str:
     from engine_rs_free.players import display_name
 
@@ -909,6 +918,7 @@ def page(doc: dict, *, charts: bool) -> dict:
             "gaps": _gap_table(doc, names),
             "honest_gaps": _honest_gap_table(doc, names),
             "voi": _voi_table(doc, names),
+            "optional": _optional_table(doc, names),
             "ladder": _ladder_table(doc),
             "nights": _nights_table(series),
             "runs": _runs_table(doc),

@@ -224,11 +224,12 @@ DEFAULT_SPEC = {
     "lines": False,
     "node_limit": 0,
     # Counts measured on the engine (deals per second on one core, Nov 30 2026): plain policies
-    # 200k-500k; solver standard/reverse ~90, strict ~14000, easy ~5 (standard+optional: under 1,
-    # with deals that run for minutes, so it is left out: run it with a node_limit);
-    # (optional discards since issue 16's dominance rules: strict+optional ~9, standard+optional
-    # ~0.4, with no deal over a few seconds; the honest players take every discard at once, so
-    # their optional rows equal their forced ones and only the cheap ones are kept)
+    # 200k-500k; solver standard/reverse ~90, strict ~14000, easy ~5; with optional discards
+    # (Dec 1, the dominance rules of docs/solver.md) strict+optional ~4 and standard+optional
+    # ~0.13, heavy-tailed (deal 35 of standard+optional takes 1.4e9 positions, 220 s; one of
+    # strict+optional's deals 900..999 takes 7e8), so they get the first 20 and 500 deals (about
+    # 40 s and 80 s). The honest players take every discard at once, so their optional rows
+    # equal their forced ones; only the cheap ones play optional discards.
     # restricted solver standard ~18000, easy ~220; ladder (standard) sensible ~1500, leftmost
     # ~220, must_fill ~3400; pimc:samples=8 standard/reverse ~150, strict ~1000, easy far under 0.1.
     # About 500 core-seconds in all: a few minutes on 2 free cores. The standard solver gets the
@@ -239,8 +240,8 @@ DEFAULT_SPEC = {
         "reverse/solver": 2_000,
         "easy/solver": 100,
         # the value of optional discards to the clairvoyant player (queries/value_of_optional.sql)
-        "standard+optional/solver": 40,
-        "strict+optional/solver": 1_000,
+        "standard+optional/solver": 20,
+        "strict+optional/solver": 500,
         **{f"{v}/{p}": 0 for v in ("standard+optional", "strict+optional")
            for p in ("solver:sensible+leftmost+must_fill", "pimc:samples=8")},
         "solver:sensible+leftmost+must_fill": 20_000,

@@ -33,6 +33,7 @@ from __future__ import annotations
 import logging
 import os
 import socket
+import sys
 import time
 from collections import deque
 from collections.abc import Callable
@@ -144,8 +145,13 @@ def _fingerprint_tasks():
     return acesup_fingerprint, acesup_recheck
 
 
-def fingerprint_on_ray(store: DataStore, plan: Plan, max_retries: int) -> dict[tuple[str, str], str]:
-    """pipeline.fingerprint.check_run for the pairs the plan writes, its work as Ray tasks."""
+def fingerprint_on_ray(store: DataStore, plan: Plan, max_retries: int,
+                       say: Callable[[str], None] | None = None) -> dict[tuple[str, str], str]:
+    """pipeline.fingerprint.check_run for the pairs the plan writes, its work as Ray tasks.
+
+    ``say`` (a line of progress) hears when the fingerprints start and as they finish: on a
+    machine's first run the workers compile the engine here, which takes minutes.
+    """
     import ray
 
     from .fingerprint import check_run
@@ -153,7 +159,18 @@ def fingerprint_on_ray(store: DataStore, plan: Plan, max_retries: int) -> dict[t
     fp_task, recheck_task = (t.options(max_retries=max_retries) for t in _fingerprint_tasks())
 
     def compute_many(requests):
-        return ray.get([fp_task.remote(v, p, d) for v, p, d in requests])
+        refs = [fp_task.remote(v, p, d) for v, p, d in requests]
+        if say is None:
+            return ray.get(refs)
+        say(f"fingerprinting {len(refs)} players (a first run on this machine also compiles the engine "
+            f"in every worker: a few minutes)")
+        pending, done, started = list(refs), 0, time.monotonic()
+        while pending:
+            ready, pending = ray.wait(pending, num_returns=1, timeout=30)
+            done += len(ready)
+            if not ready or not pending or done % 10 == 0:  # every 10, the last, and every 30 s
+                say(f"fingerprints: {done} of {len(refs)} done, {time.monotonic() - started:.0f} s")
+        return ray.get(refs)
 
     def recheck_many(requests):
         return ray.get([recheck_task.remote(store.location, rel, n, nl) for rel, n, nl in requests])
@@ -213,7 +230,9 @@ def execute_run(
         started = connect_ray(ray_address, num_cpus=num_cpus)
         try:
             t1 = time.monotonic()
-            fingerprints = fingerprint_on_ray(store, plan, max_retries)  # refuses before anything is written
+            head = f"acesup run {plan.manifest.run_id}"
+            say = None if progress is False else (lambda line: print(f"{head}: {line}", file=sys.stderr, flush=True))
+            fingerprints = fingerprint_on_ray(store, plan, max_retries, say)  # refuses before anything is written
             summary.fingerprint_seconds = time.monotonic() - t1
             plan.jobs = [replace(j, fingerprint=fingerprints[(j.variant, j.policy)]) for j in plan.jobs]
             write_plan(store, plan)

@@ -169,11 +169,13 @@ def _solve_many(starts, resolve_start, mode, rules, opt_flags, node_limit, table
     nl = 0
     out.line_off[0] = 0
     for n in range(init_piles.shape[0]):
-        _set_position(piles, h, init_piles[n], init_h[n])
         start = start_scores[n]
-        if resolve_start and not rules.optional:
-            start += _resolve(piles, h, rules.code, rec_pile, rec_card, 0)
-        _set_position(piles0, h0, piles, h)  # the start: the search and the line's replay start from it
+        if mode != SEARCH_NATIVE:
+            # the native search and its line finish start from the deck's native tables instead
+            _set_position(piles, h, init_piles[n], init_h[n])
+            if resolve_start and not rules.optional:
+                start += _resolve(piles, h, rules.code, rec_pile, rec_card, 0)
+            _set_position(piles0, h0, piles, h)  # the start: the search and the line's replay start from it
         stock = stocks[n]
         ns = nstocks[n]
         epoch = np.uint32(first_epoch + n)
@@ -227,6 +229,13 @@ def search_rules(rules: Rules) -> SearchRules:
                        bool(rules.sensible), bool(rules.leftmost), bool(rules.must_fill))
 
 
+def search_mode(rules: Rules, search: str) -> int:
+    """The search ``run`` uses for fresh deals: SEARCH_NATIVE, SEARCH_OPTIONAL or SEARCH_GENERIC."""
+    if search == "auto" and rules.fill != FILL_ANY:
+        return SEARCH_OPTIONAL if rules.optional_discards else SEARCH_NATIVE
+    return SEARCH_GENERIC
+
+
 def run(starts: Starts, resolve_start: bool, rules: Rules, node_limit, want_lines: bool, tt_bits=None,
         search: str = "generic", opt_flags=None):
     """Solve every start position: (score, nodes, status, moves, decisions, lines or None).
@@ -244,9 +253,9 @@ def run(starts: Starts, resolve_start: bool, rules: Rules, node_limit, want_line
                   np.zeros(n, np.int16), np.zeros(n + 1, np.int64))
     line_buf = np.zeros(max(64 * n, 64), np.int32)
     srules = search_rules(rules)
-    mode = SEARCH_GENERIC
-    if search == "auto" and rules.fill != FILL_ANY:
-        mode = SEARCH_OPTIONAL if rules.optional_discards else SEARCH_NATIVE
+    mode = search_mode(rules, search)
+    if mode == SEARCH_GENERIC and starts.natives.shape[1] != N_CARDS:
+        raise ValueError("the generic search needs Starts.natives: make the inputs with deck_inputs(decks)")
     if opt_flags is None:
         opt_flags = rule_flags(rules)
     od = OptionalDeck(np.zeros(N_CARDS, np.uint64), np.zeros(N_CARDS, np.uint64))
@@ -258,8 +267,12 @@ def run(starts: Starts, resolve_start: bool, rules: Rules, node_limit, want_line
     return out.score, out.nodes, out.status, out.moves, out.decisions, lines
 
 
-def deck_inputs(decks: np.ndarray) -> Starts:
-    """The start positions of fresh deals (``uint8[N, 52]``): the first four cards dealt, the stock the rest."""
+def deck_inputs(decks: np.ndarray, natives: bool = True) -> Starts:
+    """The start positions of fresh deals (``uint8[N, 52]``): the first four cards dealt, the stock the rest.
+
+    ``natives=False`` leaves ``Starts.natives`` empty (0 columns): only the generic search reads it,
+    and working it out is a sixth of the per-deck cost of a strict batch outside the search.
+    """
     decks = np.ascontiguousarray(decks, dtype=np.uint8)
     if decks.ndim != 2 or decks.shape[1] != N_CARDS:
         raise ValueError(f"decks must be a uint8[N, 52] array; got shape {decks.shape}")
@@ -270,10 +283,12 @@ def deck_inputs(decks: np.ndarray) -> Starts:
     stocks = decks[:, N_PILES:].astype(np.int8)
     nstocks = np.full(n, N_CARDS - N_PILES, np.int32)
     start_scores = np.zeros(n, np.int32)
-    natives = np.zeros((n, N_CARDS), np.int8)
+    if not natives:
+        return Starts(init_piles, init_h, stocks, nstocks, start_scores, np.zeros((n, 0), np.int8))
+    pile_of = np.zeros((n, N_CARDS), np.int8)
     rows = np.arange(n)[:, None]
-    natives[rows, decks] = (np.arange(N_CARDS) % N_PILES).astype(np.int8)[None, :]
-    return Starts(init_piles, init_h, stocks, nstocks, start_scores, natives)
+    pile_of[rows, decks] = (np.arange(N_CARDS) % N_PILES).astype(np.int8)[None, :]
+    return Starts(init_piles, init_h, stocks, nstocks, start_scores, pile_of)
 
 
 def position_inputs(state: State) -> Starts:

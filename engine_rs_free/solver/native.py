@@ -30,6 +30,7 @@ from .common import (
     STATUS_SOLVED,
     _beaten,
     _get4,
+    _high_bit,
     _on_lone_run,
     _set4,
     _sort4,
@@ -59,7 +60,7 @@ def _nat_top(mask, fw, p, deck):
     """The top card of pile p as its code (``suit * 16 + strength``); -64 for an empty pile."""
     f = _nat_field(mask, p)
     if f != 0:
-        return np.int64(deck.pcode[13 * p + deck.high_bit[f]])
+        return np.int64(deck.pcode[13 * p + _high_bit(f)])
     fb = _nat_foreign(fw, p)
     return np.int64(deck.code[fb]) if fb != 255 else np.int64(-64)
 
@@ -77,7 +78,6 @@ def _nat_count(mask, fw, p):
 @nb.njit(cache=True, inline="always", _nrt=False)
 def _nat_resolve(mask, fw, deck):
     """Make every forced discard (as ``_resolve``); returns (mask, fw, discards, no pile is empty)."""
-    high_bit = deck.high_bit
     nd = 0
     while True:
         t0 = _nat_top(mask, fw, 0, deck)
@@ -94,7 +94,7 @@ def _nat_resolve(mask, fw, deck):
             if (p == 0 and d0) or (p == 1 and d1) or (p == 2 and d2) or (p == 3 and d3):
                 f = _nat_field(mask, p)
                 if f != 0:
-                    mask &= ~(np.uint64(1) << np.uint64(13 * p + high_bit[f]))
+                    mask &= ~(np.uint64(1) << np.uint64(13 * p + _high_bit(f)))
                 else:
                     fw |= np.uint32(255) << np.uint32(8 * p)
                 nd += 1
@@ -161,7 +161,7 @@ def _nat_end_key(mask, fw, sp, deck):
     lone cards are taken off the mask and written in ascending order into the
     other labels (254 for an empty pile).
     """
-    pcard, high_bit = deck.pcard, deck.high_bit
+    pcard = deck.pcard
     k1 = mask
     l0 = l1 = l2 = l3 = np.int64(255)
     nl = 0
@@ -169,7 +169,7 @@ def _nat_end_key(mask, fw, sp, deck):
         if _nat_count(mask, fw, p) == 1:
             f = _nat_field(mask, p)
             if f != 0:
-                bit = 13 * p + high_bit[f]
+                bit = 13 * p + _high_bit(f)
                 k1 &= ~(np.uint64(1) << np.uint64(bit))
                 card = np.int64(pcard[bit])
             else:
@@ -196,7 +196,7 @@ def _nat_apply(a, mask, fw, sp, deck):
 
     Returns (mask, fw, sp, discards, no pile is empty, the move was a lone move).
     """
-    pcard, pbit, deal_clear, deal_nd, high_bit = deck.pcard, deck.pbit, deck.deal_clear, deck.deal_nd, deck.high_bit
+    pcard, pbit, deal_clear, deal_nd = deck.pcard, deck.pbit, deck.deal_clear, deck.deal_nd
     is_lone = False
     if (a & 3) == KIND_DEAL:
         sp += 4
@@ -214,7 +214,7 @@ def _nat_apply(a, mask, fw, sp, deck):
     f = _nat_field(mask, src)
     fb = _nat_foreign(fw, src)
     if f != 0:
-        bit = 13 * src + high_bit[f]
+        bit = 13 * src + _high_bit(f)
         card = np.uint32(pcard[bit])
         mask &= ~(np.uint64(1) << np.uint64(bit))
         is_lone = (f & (f - 1)) == 0 and fb == 255
@@ -289,7 +289,7 @@ def _nat_gen_call(mask, fw, sp, nstock, tops, flags, out):
 @nb.njit(cache=True, inline="always", _nrt=False)
 def _nat_slot_pattern(mask, fw, deck, out):
     """``_slot_pattern`` of a native position: per pile its lone card, -1 when empty, -2 for two or more."""
-    pcard, high_bit = deck.pcard, deck.high_bit
+    pcard = deck.pcard
     for p in range(4):
         c = _nat_count(mask, fw, p)
         if c == 0:
@@ -298,7 +298,7 @@ def _nat_slot_pattern(mask, fw, deck, out):
             out[p] = -2
         else:
             f = _nat_field(mask, p)
-            out[p] = pcard[13 * p + high_bit[f]] if f != 0 else _nat_foreign(fw, p)
+            out[p] = pcard[13 * p + _high_bit(f)] if f != 0 else _nat_foreign(fw, p)
 
 
 @nb.njit(cache=True, _nrt=False)

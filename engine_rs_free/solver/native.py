@@ -104,52 +104,55 @@ def _nat_resolve(mask, fw, deck):
 def _nat_gen(mask, fw, sp, nstock, deck, rules, out):
     """The search order of ``_gen_actions`` on a native position: moves of a card that is not
     alone, the deal, lone moves; with the stock out only moves of a card that is not alone, into
-    the first empty pile. Returns the count written to ``out``."""
+    the first empty pile. Returns the count written to ``out``.
+
+    Each pile is read once, into bit sets (empty piles, piles whose top may move): the nested
+    loops over source and target piles then read no pile again, and a position whose empty pile
+    no card may fill (in strict: no Ace on top, the common case) has the deal alone at once.
+    """
     fill, sensible, leftmost, must_fill = rules.fill, rules.sensible, rules.leftmost, rules.must_fill
-    first_empty = -1
+    empty = 0  # bit p: pile p is empty
+    stacked = 0  # bit p: the top of pile p, a pile of two or more, may move
+    lone = 0  # bit p: the lone card of pile p may move
     for p in range(4):
-        if _nat_count(mask, fw, p) == 0:
-            first_empty = p
-            break
+        c = _nat_count(mask, fw, p)
+        if c == 0:
+            empty |= 1 << p
+        elif fill != FILL_ACE or (_nat_top(mask, fw, p, deck) & 15) == TOP_STRENGTH:
+            if c == 2:
+                stacked |= 1 << p
+            elif not sensible:
+                lone |= 1 << p
     can_deal = sp < nstock
-    if first_empty < 0:
+    if empty == 0 or (stacked == 0 and (lone == 0 or not can_deal)):
+        # no move: the deal alone (nothing with the stock out)
         if can_deal:
             out[0] = KIND_DEAL
             return 1
         return 0
-    end = not can_deal
+    first_empty = 0 if empty & 1 else (1 if empty & 2 else (2 if empty & 4 else 3))
+    targets = (1 << first_empty) if (leftmost or not can_deal) else empty
     n = 0
-    n_before_deal = 0
-    for lone_pass in range(2):
-        if lone_pass == 1:
-            if end:
-                break
-            # the deal goes between the moves of cards that are not alone and the lone moves
-            n_before_deal = n
-            n += 1
-        for src in range(4):
-            c = _nat_count(mask, fw, src)
-            if c == 0 or (c == 1) != (lone_pass == 1):
-                continue
-            if c == 1 and sensible:
-                continue
-            if fill == FILL_ACE and (_nat_top(mask, fw, src, deck) & 15) != TOP_STRENGTH:
-                continue
+    for src in range(4):
+        if (stacked >> src) & 1:
             for dst in range(4):
-                if _nat_count(mask, fw, dst) != 0:
-                    continue
-                if (leftmost or end) and dst != first_empty:
-                    continue
-                out[n] = KIND_MOVE + 4 * src + 16 * dst
-                n += 1
-    if end:
+                if (targets >> dst) & 1:
+                    out[n] = KIND_MOVE + 4 * src + 16 * dst
+                    n += 1
+    if not can_deal:
         return n
-    # n_before_deal is the deal's slot; must_fill forbids it while a card that is not alone may move
-    if must_fill and n_before_deal > 0:
-        for i in range(n_before_deal, n - 1):
-            out[i] = out[i + 1]
-        return n - 1
-    out[n_before_deal] = KIND_DEAL
+    # the deal goes between the moves of cards that are not alone and the lone moves;
+    # must_fill forbids it while a card that is not alone may move
+    n_before_deal = n
+    if not (must_fill and n_before_deal > 0):
+        out[n] = KIND_DEAL
+        n += 1
+    for src in range(4):
+        if (lone >> src) & 1:
+            for dst in range(4):
+                if (targets >> dst) & 1:
+                    out[n] = KIND_MOVE + 4 * src + 16 * dst
+                    n += 1
     return n
 
 

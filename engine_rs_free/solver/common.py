@@ -68,6 +68,7 @@ class Work(NamedTuple):
     best_line: np.ndarray  # int32[MAX_DEPTH]   the best line found
     best_keys1: np.ndarray  # uint64[MAX_DEPTH + 1]  native search: the positions along it
     best_keys2: np.ndarray  # uint32[MAX_DEPTH + 1]
+    best_nacts: np.ndarray  # int32[MAX_DEPTH + 1]  native search: the frames' action counts along it
 
 
 class NativeDeck(NamedTuple):

@@ -54,6 +54,7 @@ class _Workspace:
             best_line=np.zeros(MAX_DEPTH, np.int32),
             best_keys1=np.zeros(MAX_DEPTH + 1, np.uint64),
             best_keys2=np.zeros(MAX_DEPTH + 1, np.uint32),
+            best_nacts=np.zeros(MAX_DEPTH + 1, np.int32),
         )
         high_bit = np.zeros(1 << 13, np.int8)  # the highest set bit of a pile's 13-bit field
         for f in range(2, 1 << 13):
@@ -206,7 +207,7 @@ def _solve_many(starts, resolve_start, mode, rules, opt_flags, node_limit, table
         out.status[n] = status
         if mode == SEARCH_NATIVE:
             blen, mv, dec = _finish_line_native(best_line, blen, ns, mask0, deck, rules, small, bfs, work.best_keys1,
-                                                work.best_keys2)
+                                                work.best_keys2, work.best_nacts)
         else:
             _set_position(piles, h, piles0, h0)
             blen, mv, dec = _finish_line(piles, h, stock, ns, rules, best_line, blen, small, bfs, scratch, work)

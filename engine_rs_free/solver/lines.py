@@ -19,12 +19,17 @@ from .position import _apply, _gen_actions, _only_deal
 
 
 @nb.njit(cache=True, _nrt=False)
-def _finish_line_native(line, nline, nstock, start_mask, deck, rules, small, bfs, best_keys1, best_keys2):
+def _finish_line_native(line, nline, nstock, start_mask, deck, rules, small, bfs, best_keys1, best_keys2,
+                        best_nacts):
     """``_finish_line`` on native piles, for a line from a fresh deal: (length, moves, decisions).
 
     A line with no lone move is final as it is: its moves and decision points
     are counted on the positions the search kept along it (``best_keys1``/
-    ``best_keys2``), with no replay. Otherwise each run of lone moves is cut
+    ``best_keys2``), with no replay. While the stock lasts, a frame's action
+    count (``best_nacts``, what ``_nat_gen`` listed) is its legal count: the
+    search lists every legal action there (only with the stock out does it
+    leave some out), so only the positions with the stock out are counted
+    again. Otherwise each run of lone moves is cut
     to a shortest run to the same position (``_lone_path``), written in place,
     and moves and decision points are counted in the same replay. ``small``
     (int32[3, 64]) and ``bfs`` (int32[64, 6]) are scratch.
@@ -40,10 +45,14 @@ def _finish_line_native(line, nline, nstock, start_mask, deck, rules, small, bfs
         decisions = 0
         for i in range(nline + 1):
             sp = np.int64(best_keys1[i] >> np.uint64(52))
-            c = _nat_legal_count(best_keys1[i] & MASK52, best_keys2[i], sp, nstock, deck, rules)
             if sp == nstock:
-                c += 1  # stopping is a choice once the stock is empty
-            if c > 1 and (i < nline or sp == nstock):
+                # stopping is a choice once the stock is empty
+                c = _nat_legal_count(best_keys1[i] & MASK52, best_keys2[i], sp, nstock, deck, rules) + 1
+            elif i < nline:
+                c = best_nacts[i]
+            else:
+                c = 0  # the end of the line with stock left: no decision (the player did not stop)
+            if c > 1:
                 decisions += 1
             if i < nline and (line[i] & 3) == KIND_MOVE:
                 moves += 1

@@ -322,11 +322,12 @@ def _search_native(nstock, start_mask, start_score, deck, rules, node_limit, tab
 
     Returns (best score, best line length, nodes, status), with the line in
     ``work.best_line`` (action codes) and the positions along it in
-    ``work.best_keys1``/``work.best_keys2`` (as the frames).
+    ``work.best_keys1``/``work.best_keys2`` (as the frames), with the frames' action counts
+    in ``work.best_nacts`` (the line's finish counts its decision points from them).
     """
     acts, nacts, idx, path, lone, keys1, keys2, scores = work.acts, work.nacts, work.idx, work.path, work.lone, \
         work.keys1, work.keys2, work.scores
-    best_line, best_keys1, best_keys2 = work.best_line, work.best_keys1, work.best_keys2
+    best_line, best_keys1, best_keys2, best_nacts = work.best_line, work.best_keys1, work.best_keys2, work.best_nacts
     best = start_score
     best_len = 0
     nodes = 1
@@ -390,6 +391,7 @@ def _search_native(nstock, start_mask, start_score, deck, rules, node_limit, tab
                 best_line[i] = path[i]
                 best_keys1[i] = keys1[i]
                 best_keys2[i] = keys2[i]
+                best_nacts[i] = nacts[i]
             best_keys1[k + 1] = n1
             best_keys2[k + 1] = fw
             if best >= WIN_SCORE:

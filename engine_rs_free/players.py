@@ -505,6 +505,7 @@ register(PlayerKind(
     role=CLAIRVOYANT, carries=("nodes", "status"), slow=True,
     summary="the exact clairvoyant solver: the best score a player who knows the stock order can reach",
     display=lambda s: ("solver" if not s.param("restrictions") else
+                       "solver, all three restrictions" if len(s.param("restrictions")) == len(SOLVER_RESTRICTIONS) else
                        "solver, " + ", ".join(_RESTRICTION_WORDS[o] for o in s.param("restrictions"))),
     describe=_solver_describe, canonical=_solver_canonical))
 

@@ -96,6 +96,7 @@ REPORT_QUERIES = (
     "claims",
     "solver_ladder",
     "coverage",
+    "nights",
 )
 """The named queries of the report, in report order (files ``queries/NAME.sql``)."""
 

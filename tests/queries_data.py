@@ -386,6 +386,55 @@ def expected_tables(data: Path, reference: str = "solver") -> dict[str, list[dic
                         "median_score": median, "reach_40": sum(s >= 40 for s in scores),
                         "reach_44": sum(s >= 44 for s in scores), "reach_48": sum(s >= 48 for s in scores)})
     out["score_summary"] = summary
+    out["nights"] = expected_nights(data, df)
+    return out
+
+
+def expected_nights(data: Path, df=None) -> list[dict]:
+    """The nights table recomputed from the raw rows and the aggregates' ledger (plain Python).
+
+    The ledger (DATA/aggregates/<g>/ledger.parquet of the newest generation, read with pyarrow)
+    says which deal ranges each generation included; each raw row is counted in the generation
+    whose range holds it, and the running totals are summed here, generation by generation.
+    """
+    import json
+
+    import pyarrow.parquet as pq
+
+    df = raw_results(data) if df is None else df
+    agg = Path(data, "aggregates")
+    commits = sorted(agg.glob("*.json"), key=lambda p: int(p.stem)) if agg.is_dir() else []
+    if not commits:
+        return []
+    record = json.loads(commits[-1].read_text())
+    ledger = pq.read_table(Path(data, record["tables"]["ledger"]["path"])).to_pylist()
+    gens = sorted({r["generation"] for r in ledger})
+    night_of = {g: i + 1 for i, g in enumerate(gens)}
+    ranges: dict[tuple, list] = {}
+    for r in ledger:
+        ranges.setdefault((int(r["seed"]), r["variant"], r["policy"]), []).append(
+            (r["first"], r["last"], night_of[r["generation"]]))
+    added: dict[tuple, list[int]] = {}
+    for r in df.select("seed", "variant", "policy", "deal", "won", "status").iter_rows(named=True):
+        n = next(n for first, last, n in ranges[(int(r["seed"]), r["variant"], r["policy"])]
+                 if first <= r["deal"] <= last)
+        a = added.setdefault((n, r["variant"], r["policy"]), [0, 0, 0])
+        a[0] += 1
+        a[1] += bool(r["won"])
+        a[2] += r["status"] == "gave_up"
+    nights = len(gens)
+    out = []
+    for v, p in sorted({(v, p) for _, v, p in added}):
+        first_night = min(n for n, vv, pp in added if (vv, pp) == (v, p))
+        deals = wins = gave_up = 0
+        for n in range(first_night, nights + 1):
+            a = added.get((n, v, p), [0, 0, 0])
+            deals, wins, gave_up = deals + a[0], wins + a[1], gave_up + a[2]
+            low, _ = wilson(wins, deals)
+            _, high = wilson(wins + gave_up, deals)
+            out.append({"night": n, "nights": nights, "variant": v, "policy": p, "kind": kind(p), "added": a[0],
+                        "deals": deals, "wins": wins, "gave_up": gave_up, "rate": wins / deals, "low": low,
+                        "high": high, "one_in": deals / wins if wins else None})
     return out
 
 
@@ -402,6 +451,7 @@ TABLE_KEYS = {
     "coverage": ("seed", "variant", "policy", "run_id"),
     "score_summary": ("variant", "policy"),
     "honest_bracket": ("variant",),
+    "nights": ("night", "variant", "policy"),
 }
 
 

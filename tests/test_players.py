@@ -128,6 +128,10 @@ def test_play_gives_what_the_engines_give(variant):
     res = play(decks[:3], variant, "pimc:samples=2,nodes=3000", seed=SEED, indices=idx[:3])
     direct = pimc_batch(decks[:3], variant, "pimc:samples=2,nodes=3000", seed=SEED, indices=idx[:3])
     assert res.score.tolist() == direct.score.tolist() and res.line is None
+    # Under optional discards a few of these deals take 10^8 positions or more with the restrictions
+    # (deal 103: 3.6e8, half a minute); deals 101 and 102 take 3e6 and 2e6.
+    if "optional" in variant:
+        decks, idx = decks[1:3], idx[1:3]
     res = play(decks, variant, "solver:sensible+leftmost+must_fill", seed=SEED, indices=idx)
     direct = solve_batch(decks, rules_by_name(variant).with_options("sensible", "leftmost", "must_fill"))
     assert res.score.tolist() == direct.max_score.tolist() and res.nodes.tolist() == direct.nodes.tolist()

@@ -52,7 +52,8 @@ def catalog(data) -> Path:
 
 
 @pytest.fixture(scope="session")
-def expected(data) -> dict:
+def expected(data, catalog) -> dict:
+    # after the catalog fixture has brought the aggregates up to date: the nights twin reads their ledger
     return expected_tables(data)
 
 

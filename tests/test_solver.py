@@ -156,6 +156,43 @@ def test_every_line_replays_to_max_score(variant):
         assert res.decisions[n] == decisions
 
 
+def _replay_counts(deck, line, variant):
+    """Moves and decision points of a line, counted over game.State (the twin of the solver's line finish)."""
+    states = game.replay_states(deck, line, variant)
+    choices = [len(game.legal_actions(s, variant)) + (not s.stock) for s in states]
+    moves = sum(1 for a in line.split() if ">" in a)
+    return moves, sum(1 for c in choices[:-1] if c > 1) + (choices[-1] > 1 and not states[-1].stock)
+
+
+@pytest.mark.parametrize("variant,count", [("strict", 1500), ("strict+leftmost+must_fill", 300),
+                                           ("standard+sensible", 200), ("reverse+sensible+leftmost", 200)])
+def test_native_line_counts_match_a_replay(variant, count):
+    """The native search's moves and decisions (counted from the frames' action counts, lone-free
+    lines, or in a replay, lines with lone moves) against a replay over game.State, deal for deal."""
+    decks = deal_batch(2027, 0, count)
+    res = solve_batch(decks, variant)
+    for n, d in enumerate(decks):
+        assert (res.moves[n], res.decisions[n]) == _replay_counts(d, res.lines[n], variant), (n, variant)
+    # want_lines=False changes no column but the lines
+    quiet = solve_batch(decks, variant, want_lines=False)
+    assert quiet.lines is None
+    for col in ("max_score", "won", "nodes", "moves", "decisions"):
+        assert np.array_equal(getattr(quiet, col), getattr(res, col)), col
+    assert quiet.status == res.status
+
+
+def test_generic_search_needs_the_natives():
+    from engine_rs_free.solver import core
+
+    starts = core.deck_inputs(deal_batch(1, 0, 2), natives=False)
+    assert starts.natives.shape == (2, 0)
+    with pytest.raises(ValueError, match="natives"):
+        core.run(starts, True, rules_by_name("strict"), None, False, search="generic")
+    full = core.deck_inputs(deal_batch(1, 0, 2))
+    assert np.array_equal(core.run(full, True, rules_by_name("strict"), None, False, search="auto")[0],
+                          core.run(starts, True, rules_by_name("strict"), None, False, search="auto")[0])
+
+
 NATIVE_VARIANTS = ["standard", "strict", "reverse", "standard+sensible", "strict+sensible", "standard+leftmost",
                    "standard+must_fill", "strict+leftmost+must_fill", "standard+sensible+leftmost+must_fill",
                    "reverse+sensible+leftmost"]

@@ -29,7 +29,7 @@ from ..cards import N_CARDS
 from ..game import N_PILES, WIN_SCORE, State, new_game
 from ..rules import Rules, rules_by_name
 from .common import STATUS_GAVE_UP, STATUS_NAMES, STATUS_SOLVED, Starts  # noqa: F401 (public)
-from .core import deck_inputs, position_inputs, run
+from .core import SEARCH_GENERIC, deck_inputs, position_inputs, run, search_mode
 from .table import BUCKET, tt_bits_for  # noqa: F401 (public: the table's size bounds memory)
 
 
@@ -82,7 +82,8 @@ def solve_batch(decks, rules: Rules | str, *, node_limit: int | None = None,
     if search not in ("auto", "generic"):
         raise ValueError(f"search {search!r} is not known; give 'auto' or 'generic'")
     rules = rules_by_name(rules)
-    args = deck_inputs(decks)
+    # the natives of each card are read by the generic search alone
+    args = deck_inputs(decks, natives=search_mode(rules, search) == SEARCH_GENERIC)
     score, nodes, status, moves, decisions, lines = run(args, True, rules, node_limit, want_lines, search=search)
     return SolveBatchResult(
         max_score=score,

@@ -21,7 +21,6 @@ from .common import (
     Starts,
     Table,
     Work,
-    _beaten,
     _popcount,
 )
 from .generic import _search
@@ -55,6 +54,7 @@ class _Workspace:
             best_line=np.zeros(MAX_DEPTH, np.int32),
             best_keys1=np.zeros(MAX_DEPTH + 1, np.uint64),
             best_keys2=np.zeros(MAX_DEPTH + 1, np.uint32),
+            best_nacts=np.zeros(MAX_DEPTH + 1, np.int32),
         )
         high_bit = np.zeros(1 << 13, np.int8)  # the highest set bit of a pile's 13-bit field
         for f in range(2, 1 << 13):
@@ -99,6 +99,14 @@ def _set_position(piles, h, from_piles, from_h):
             piles[p, i] = from_piles[p, i]
 
 
+@nb.njit(cache=True, inline="always", _nrt=False)
+def _beaten_flat(a, b, c, d):
+    """``_beaten`` of four dealt cards (none is an empty pile), without branches: the deck's
+    52 comparisons are data-dependent and mispredicted half the time."""
+    sa = a >> 4
+    return ((((b >> 4) == sa) & (b > a)) | (((c >> 4) == sa) & (c > a)) | (((d >> 4) == sa) & (d > a)))
+
+
 @nb.njit(cache=True, _nrt=False)
 def _fill_native_deck(deck, init_piles, stocks, n):
     """The native tables of fresh deal n (its first four cards ``init_piles[n, :, 0]``, the stock ``stocks[n]``).
@@ -119,10 +127,10 @@ def _fill_native_deck(deck, init_piles, stocks, n):
         t2 = np.int64(pcode[26 + i])
         t3 = np.int64(pcode[39 + i])
         clear = np.uint64(0)
-        clear |= np.uint64(_beaten(t0, t1, t2, t3)) << np.uint64(i)
-        clear |= np.uint64(_beaten(t1, t0, t2, t3)) << np.uint64(13 + i)
-        clear |= np.uint64(_beaten(t2, t0, t1, t3)) << np.uint64(26 + i)
-        clear |= np.uint64(_beaten(t3, t0, t1, t2)) << np.uint64(39 + i)
+        clear |= np.uint64(_beaten_flat(t0, t1, t2, t3)) << np.uint64(i)
+        clear |= np.uint64(_beaten_flat(t1, t0, t2, t3)) << np.uint64(13 + i)
+        clear |= np.uint64(_beaten_flat(t2, t0, t1, t3)) << np.uint64(26 + i)
+        clear |= np.uint64(_beaten_flat(t3, t0, t1, t2)) << np.uint64(39 + i)
         deck.deal_clear[i] = clear
         deck.deal_nd[i] = _popcount(clear)
 
@@ -169,11 +177,13 @@ def _solve_many(starts, resolve_start, mode, rules, opt_flags, node_limit, table
     nl = 0
     out.line_off[0] = 0
     for n in range(init_piles.shape[0]):
-        _set_position(piles, h, init_piles[n], init_h[n])
         start = start_scores[n]
-        if resolve_start and not rules.optional:
-            start += _resolve(piles, h, rules.code, rec_pile, rec_card, 0)
-        _set_position(piles0, h0, piles, h)  # the start: the search and the line's replay start from it
+        if mode != SEARCH_NATIVE:
+            # the native search and its line finish start from the deck's native tables instead
+            _set_position(piles, h, init_piles[n], init_h[n])
+            if resolve_start and not rules.optional:
+                start += _resolve(piles, h, rules.code, rec_pile, rec_card, 0)
+            _set_position(piles0, h0, piles, h)  # the start: the search and the line's replay start from it
         stock = stocks[n]
         ns = nstocks[n]
         epoch = np.uint32(first_epoch + n)
@@ -197,7 +207,7 @@ def _solve_many(starts, resolve_start, mode, rules, opt_flags, node_limit, table
         out.status[n] = status
         if mode == SEARCH_NATIVE:
             blen, mv, dec = _finish_line_native(best_line, blen, ns, mask0, deck, rules, small, bfs, work.best_keys1,
-                                                work.best_keys2)
+                                                work.best_keys2, work.best_nacts)
         else:
             _set_position(piles, h, piles0, h0)
             blen, mv, dec = _finish_line(piles, h, stock, ns, rules, best_line, blen, small, bfs, scratch, work)
@@ -227,6 +237,13 @@ def search_rules(rules: Rules) -> SearchRules:
                        bool(rules.sensible), bool(rules.leftmost), bool(rules.must_fill))
 
 
+def search_mode(rules: Rules, search: str) -> int:
+    """The search ``run`` uses for fresh deals: SEARCH_NATIVE, SEARCH_OPTIONAL or SEARCH_GENERIC."""
+    if search == "auto" and rules.fill != FILL_ANY:
+        return SEARCH_OPTIONAL if rules.optional_discards else SEARCH_NATIVE
+    return SEARCH_GENERIC
+
+
 def run(starts: Starts, resolve_start: bool, rules: Rules, node_limit, want_lines: bool, tt_bits=None,
         search: str = "generic", opt_flags=None):
     """Solve every start position: (score, nodes, status, moves, decisions, lines or None).
@@ -244,9 +261,9 @@ def run(starts: Starts, resolve_start: bool, rules: Rules, node_limit, want_line
                   np.zeros(n, np.int16), np.zeros(n + 1, np.int64))
     line_buf = np.zeros(max(64 * n, 64), np.int32)
     srules = search_rules(rules)
-    mode = SEARCH_GENERIC
-    if search == "auto" and rules.fill != FILL_ANY:
-        mode = SEARCH_OPTIONAL if rules.optional_discards else SEARCH_NATIVE
+    mode = search_mode(rules, search)
+    if mode == SEARCH_GENERIC and starts.natives.shape[1] != N_CARDS:
+        raise ValueError("the generic search needs Starts.natives: make the inputs with deck_inputs(decks)")
     if opt_flags is None:
         opt_flags = rule_flags(rules)
     od = OptionalDeck(np.zeros(N_CARDS, np.uint64), np.zeros(N_CARDS, np.uint64))
@@ -258,8 +275,12 @@ def run(starts: Starts, resolve_start: bool, rules: Rules, node_limit, want_line
     return out.score, out.nodes, out.status, out.moves, out.decisions, lines
 
 
-def deck_inputs(decks: np.ndarray) -> Starts:
-    """The start positions of fresh deals (``uint8[N, 52]``): the first four cards dealt, the stock the rest."""
+def deck_inputs(decks: np.ndarray, natives: bool = True) -> Starts:
+    """The start positions of fresh deals (``uint8[N, 52]``): the first four cards dealt, the stock the rest.
+
+    ``natives=False`` leaves ``Starts.natives`` empty (0 columns): only the generic search reads it,
+    and working it out is a sixth of the per-deck cost of a strict batch outside the search.
+    """
     decks = np.ascontiguousarray(decks, dtype=np.uint8)
     if decks.ndim != 2 or decks.shape[1] != N_CARDS:
         raise ValueError(f"decks must be a uint8[N, 52] array; got shape {decks.shape}")
@@ -270,10 +291,12 @@ def deck_inputs(decks: np.ndarray) -> Starts:
     stocks = decks[:, N_PILES:].astype(np.int8)
     nstocks = np.full(n, N_CARDS - N_PILES, np.int32)
     start_scores = np.zeros(n, np.int32)
-    natives = np.zeros((n, N_CARDS), np.int8)
+    if not natives:
+        return Starts(init_piles, init_h, stocks, nstocks, start_scores, np.zeros((n, 0), np.int8))
+    pile_of = np.zeros((n, N_CARDS), np.int8)
     rows = np.arange(n)[:, None]
-    natives[rows, decks] = (np.arange(N_CARDS) % N_PILES).astype(np.int8)[None, :]
-    return Starts(init_piles, init_h, stocks, nstocks, start_scores, natives)
+    pile_of[rows, decks] = (np.arange(N_CARDS) % N_PILES).astype(np.int8)[None, :]
+    return Starts(init_piles, init_h, stocks, nstocks, start_scores, pile_of)
 
 
 def position_inputs(state: State) -> Starts:

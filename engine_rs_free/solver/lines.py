@@ -7,29 +7,33 @@ import numpy as np
 
 from ..actions import KIND_MOVE
 from ..rules import FILL_ACE, TOP_STRENGTH
-from .common import MASK52, flags_of, tops_of
+from .common import MASK52
 from .native import (
     NO_FOREIGN4,
-    _nat_apply_call,
+    _nat_apply,
     _nat_count,
-    _nat_legal_count_call,
+    _nat_legal_count,
     _nat_slot_pattern,
 )
 from .position import _apply, _gen_actions, _only_deal
 
 
 @nb.njit(cache=True, _nrt=False)
-def _finish_line_native(line, nline, nstock, start_mask, deck, rules, small, bfs, best_keys1, best_keys2):
+def _finish_line_native(line, nline, nstock, start_mask, deck, rules, small, bfs, best_keys1, best_keys2,
+                        best_nacts):
     """``_finish_line`` on native piles, for a line from a fresh deal: (length, moves, decisions).
 
     A line with no lone move is final as it is: its moves and decision points
     are counted on the positions the search kept along it (``best_keys1``/
-    ``best_keys2``), with no replay. Otherwise each run of lone moves is cut
+    ``best_keys2``), with no replay. While the stock lasts, a frame's action
+    count (``best_nacts``, what ``_nat_gen`` listed) is its legal count: the
+    search lists every legal action there (only with the stock out does it
+    leave some out), so only the positions with the stock out are counted
+    again. Otherwise each run of lone moves is cut
     to a shortest run to the same position (``_lone_path``), written in place,
     and moves and decision points are counted in the same replay. ``small``
     (int32[3, 64]) and ``bfs`` (int32[64, 6]) are scratch.
     """
-    tops, flags = tops_of(deck), flags_of(rules)  # what the counting calls need (see NativeTops)
     lone_free = True
     for i in range(nline):
         a = line[i]
@@ -41,10 +45,14 @@ def _finish_line_native(line, nline, nstock, start_mask, deck, rules, small, bfs
         decisions = 0
         for i in range(nline + 1):
             sp = np.int64(best_keys1[i] >> np.uint64(52))
-            c = _nat_legal_count_call(best_keys1[i] & MASK52, best_keys2[i], sp, nstock, tops, flags)
             if sp == nstock:
-                c += 1  # stopping is a choice once the stock is empty
-            if c > 1 and (i < nline or sp == nstock):
+                # stopping is a choice once the stock is empty
+                c = _nat_legal_count(best_keys1[i] & MASK52, best_keys2[i], sp, nstock, deck, rules) + 1
+            elif i < nline:
+                c = best_nacts[i]
+            else:
+                c = 0  # the end of the line with stock left: no decision (the player did not stop)
+            if c > 1:
                 decisions += 1
             if i < nline and (line[i] & 3) == KIND_MOVE:
                 moves += 1
@@ -66,7 +74,7 @@ def _finish_line_native(line, nline, nstock, start_mask, deck, rules, small, bfs
             mask_at, fw_at = mask, fw
             j = i
             while j < nline and (line[j] & 3) == KIND_MOVE and _nat_count(mask, fw, (line[j] >> 2) & 3) == 1:
-                mask, fw, sp, _nd, _full, _lone = _nat_apply_call(line[j], mask, fw, sp, deck)
+                mask, fw, sp, _nd, _full, _lone = _nat_apply(line[j], mask, fw, sp, deck)
                 j += 1
             _nat_slot_pattern(mask, fw, deck, goal)
             m = _lone_path(start, goal, rules.leftmost, rules.fill == FILL_ACE, rules.strength, path, bfs)
@@ -76,15 +84,15 @@ def _finish_line_native(line, nline, nstock, start_mask, deck, rules, small, bfs
             mask, fw = mask_at, fw_at
             for t in range(m):
                 b = line[i + t] if keep else path[t]
-                if _nat_legal_count_call(mask, fw, sp, nstock, tops, flags) + (1 if sp == nstock else 0) > 1:
+                if _nat_legal_count(mask, fw, sp, nstock, deck, rules) + (1 if sp == nstock else 0) > 1:
                     decisions += 1
                 moves += 1
-                mask, fw, sp, _nd, _full, _lone = _nat_apply_call(b, mask, fw, sp, deck)
+                mask, fw, sp, _nd, _full, _lone = _nat_apply(b, mask, fw, sp, deck)
                 line[n] = b
                 n += 1
             i = j
             continue
-        c = _nat_legal_count_call(mask, fw, sp, nstock, tops, flags)
+        c = _nat_legal_count(mask, fw, sp, nstock, deck, rules)
         if sp == nstock:
             c += 1  # stopping is a choice once the stock is empty
         if c > 1 and (i < nline or sp == nstock):
@@ -92,7 +100,7 @@ def _finish_line_native(line, nline, nstock, start_mask, deck, rules, small, bfs
         if i >= nline:
             break
         a = line[i]
-        mask, fw, sp, _nd, _full, _lone = _nat_apply_call(a, mask, fw, sp, deck)
+        mask, fw, sp, _nd, _full, _lone = _nat_apply(a, mask, fw, sp, deck)
         if (a & 3) == KIND_MOVE:
             moves += 1
         line[n] = a

@@ -30,6 +30,7 @@ from .common import (
     STATUS_SOLVED,
     _beaten,
     _get4,
+    _high_bit,
     _on_lone_run,
     _set4,
     _sort4,
@@ -59,7 +60,7 @@ def _nat_top(mask, fw, p, deck):
     """The top card of pile p as its code (``suit * 16 + strength``); -64 for an empty pile."""
     f = _nat_field(mask, p)
     if f != 0:
-        return np.int64(deck.pcode[13 * p + deck.high_bit[f]])
+        return np.int64(deck.pcode[13 * p + _high_bit(f)])
     fb = _nat_foreign(fw, p)
     return np.int64(deck.code[fb]) if fb != 255 else np.int64(-64)
 
@@ -77,7 +78,6 @@ def _nat_count(mask, fw, p):
 @nb.njit(cache=True, inline="always", _nrt=False)
 def _nat_resolve(mask, fw, deck):
     """Make every forced discard (as ``_resolve``); returns (mask, fw, discards, no pile is empty)."""
-    high_bit = deck.high_bit
     nd = 0
     while True:
         t0 = _nat_top(mask, fw, 0, deck)
@@ -94,7 +94,7 @@ def _nat_resolve(mask, fw, deck):
             if (p == 0 and d0) or (p == 1 and d1) or (p == 2 and d2) or (p == 3 and d3):
                 f = _nat_field(mask, p)
                 if f != 0:
-                    mask &= ~(np.uint64(1) << np.uint64(13 * p + high_bit[f]))
+                    mask &= ~(np.uint64(1) << np.uint64(13 * p + _high_bit(f)))
                 else:
                     fw |= np.uint32(255) << np.uint32(8 * p)
                 nd += 1
@@ -104,52 +104,55 @@ def _nat_resolve(mask, fw, deck):
 def _nat_gen(mask, fw, sp, nstock, deck, rules, out):
     """The search order of ``_gen_actions`` on a native position: moves of a card that is not
     alone, the deal, lone moves; with the stock out only moves of a card that is not alone, into
-    the first empty pile. Returns the count written to ``out``."""
+    the first empty pile. Returns the count written to ``out``.
+
+    Each pile is read once, into bit sets (empty piles, piles whose top may move): the nested
+    loops over source and target piles then read no pile again, and a position whose empty pile
+    no card may fill (in strict: no Ace on top, the common case) has the deal alone at once.
+    """
     fill, sensible, leftmost, must_fill = rules.fill, rules.sensible, rules.leftmost, rules.must_fill
-    first_empty = -1
+    empty = 0  # bit p: pile p is empty
+    stacked = 0  # bit p: the top of pile p, a pile of two or more, may move
+    lone = 0  # bit p: the lone card of pile p may move
     for p in range(4):
-        if _nat_count(mask, fw, p) == 0:
-            first_empty = p
-            break
+        c = _nat_count(mask, fw, p)
+        if c == 0:
+            empty |= 1 << p
+        elif fill != FILL_ACE or (_nat_top(mask, fw, p, deck) & 15) == TOP_STRENGTH:
+            if c == 2:
+                stacked |= 1 << p
+            elif not sensible:
+                lone |= 1 << p
     can_deal = sp < nstock
-    if first_empty < 0:
+    if empty == 0 or (stacked == 0 and (lone == 0 or not can_deal)):
+        # no move: the deal alone (nothing with the stock out)
         if can_deal:
             out[0] = KIND_DEAL
             return 1
         return 0
-    end = not can_deal
+    first_empty = 0 if empty & 1 else (1 if empty & 2 else (2 if empty & 4 else 3))
+    targets = (1 << first_empty) if (leftmost or not can_deal) else empty
     n = 0
-    n_before_deal = 0
-    for lone_pass in range(2):
-        if lone_pass == 1:
-            if end:
-                break
-            # the deal goes between the moves of cards that are not alone and the lone moves
-            n_before_deal = n
-            n += 1
-        for src in range(4):
-            c = _nat_count(mask, fw, src)
-            if c == 0 or (c == 1) != (lone_pass == 1):
-                continue
-            if c == 1 and sensible:
-                continue
-            if fill == FILL_ACE and (_nat_top(mask, fw, src, deck) & 15) != TOP_STRENGTH:
-                continue
+    for src in range(4):
+        if (stacked >> src) & 1:
             for dst in range(4):
-                if _nat_count(mask, fw, dst) != 0:
-                    continue
-                if (leftmost or end) and dst != first_empty:
-                    continue
-                out[n] = KIND_MOVE + 4 * src + 16 * dst
-                n += 1
-    if end:
+                if (targets >> dst) & 1:
+                    out[n] = KIND_MOVE + 4 * src + 16 * dst
+                    n += 1
+    if not can_deal:
         return n
-    # n_before_deal is the deal's slot; must_fill forbids it while a card that is not alone may move
-    if must_fill and n_before_deal > 0:
-        for i in range(n_before_deal, n - 1):
-            out[i] = out[i + 1]
-        return n - 1
-    out[n_before_deal] = KIND_DEAL
+    # the deal goes between the moves of cards that are not alone and the lone moves;
+    # must_fill forbids it while a card that is not alone may move
+    n_before_deal = n
+    if not (must_fill and n_before_deal > 0):
+        out[n] = KIND_DEAL
+        n += 1
+    for src in range(4):
+        if (lone >> src) & 1:
+            for dst in range(4):
+                if (targets >> dst) & 1:
+                    out[n] = KIND_MOVE + 4 * src + 16 * dst
+                    n += 1
     return n
 
 
@@ -161,7 +164,7 @@ def _nat_end_key(mask, fw, sp, deck):
     lone cards are taken off the mask and written in ascending order into the
     other labels (254 for an empty pile).
     """
-    pcard, high_bit = deck.pcard, deck.high_bit
+    pcard = deck.pcard
     k1 = mask
     l0 = l1 = l2 = l3 = np.int64(255)
     nl = 0
@@ -169,7 +172,7 @@ def _nat_end_key(mask, fw, sp, deck):
         if _nat_count(mask, fw, p) == 1:
             f = _nat_field(mask, p)
             if f != 0:
-                bit = 13 * p + high_bit[f]
+                bit = 13 * p + _high_bit(f)
                 k1 &= ~(np.uint64(1) << np.uint64(bit))
                 card = np.int64(pcard[bit])
             else:
@@ -196,7 +199,7 @@ def _nat_apply(a, mask, fw, sp, deck):
 
     Returns (mask, fw, sp, discards, no pile is empty, the move was a lone move).
     """
-    pcard, pbit, deal_clear, deal_nd, high_bit = deck.pcard, deck.pbit, deck.deal_clear, deck.deal_nd, deck.high_bit
+    pcard, pbit, deal_clear, deal_nd = deck.pcard, deck.pbit, deck.deal_clear, deck.deal_nd
     is_lone = False
     if (a & 3) == KIND_DEAL:
         sp += 4
@@ -214,7 +217,7 @@ def _nat_apply(a, mask, fw, sp, deck):
     f = _nat_field(mask, src)
     fb = _nat_foreign(fw, src)
     if f != 0:
-        bit = 13 * src + high_bit[f]
+        bit = 13 * src + _high_bit(f)
         card = np.uint32(pcard[bit])
         mask &= ~(np.uint64(1) << np.uint64(bit))
         is_lone = (f & (f - 1)) == 0 and fb == 255
@@ -289,7 +292,7 @@ def _nat_gen_call(mask, fw, sp, nstock, tops, flags, out):
 @nb.njit(cache=True, inline="always", _nrt=False)
 def _nat_slot_pattern(mask, fw, deck, out):
     """``_slot_pattern`` of a native position: per pile its lone card, -1 when empty, -2 for two or more."""
-    pcard, high_bit = deck.pcard, deck.high_bit
+    pcard = deck.pcard
     for p in range(4):
         c = _nat_count(mask, fw, p)
         if c == 0:
@@ -298,7 +301,7 @@ def _nat_slot_pattern(mask, fw, deck, out):
             out[p] = -2
         else:
             f = _nat_field(mask, p)
-            out[p] = pcard[13 * p + high_bit[f]] if f != 0 else _nat_foreign(fw, p)
+            out[p] = pcard[13 * p + _high_bit(f)] if f != 0 else _nat_foreign(fw, p)
 
 
 @nb.njit(cache=True, _nrt=False)
@@ -319,11 +322,12 @@ def _search_native(nstock, start_mask, start_score, deck, rules, node_limit, tab
 
     Returns (best score, best line length, nodes, status), with the line in
     ``work.best_line`` (action codes) and the positions along it in
-    ``work.best_keys1``/``work.best_keys2`` (as the frames).
+    ``work.best_keys1``/``work.best_keys2`` (as the frames), with the frames' action counts
+    in ``work.best_nacts`` (the line's finish counts its decision points from them).
     """
     acts, nacts, idx, path, lone, keys1, keys2, scores = work.acts, work.nacts, work.idx, work.path, work.lone, \
         work.keys1, work.keys2, work.scores
-    best_line, best_keys1, best_keys2 = work.best_line, work.best_keys1, work.best_keys2
+    best_line, best_keys1, best_keys2, best_nacts = work.best_line, work.best_keys1, work.best_keys2, work.best_nacts
     best = start_score
     best_len = 0
     nodes = 1
@@ -387,6 +391,7 @@ def _search_native(nstock, start_mask, start_score, deck, rules, node_limit, tab
                 best_line[i] = path[i]
                 best_keys1[i] = keys1[i]
                 best_keys2[i] = keys2[i]
+                best_nacts[i] = nacts[i]
             best_keys1[k + 1] = n1
             best_keys2[k + 1] = fw
             if best >= WIN_SCORE:

@@ -24,6 +24,7 @@ from .common import (
     STATUS_GAVE_UP,
     STATUS_SOLVED,
     _beaten,
+    _high_bit,
     _on_lone_run,
 )
 from .native import (
@@ -59,7 +60,7 @@ def _opt_top(mask, fw, p, deck):
     """(code, native bit) of the top card of pile p; (-64, -1) for an empty pile."""
     f = _nat_field(mask, p)
     if f != 0:
-        b = 13 * p + np.int64(deck.high_bit[f])
+        b = 13 * p + _high_bit(f)
         return np.int64(deck.pcode[b]), b
     fb = _nat_foreign(fw, p)
     if fb != 255:
@@ -72,7 +73,7 @@ def _opt_remove_top(mask, fw, p, deck):
     """Take the top card off pile p (a discard): (mask, fw)."""
     f = _nat_field(mask, p)
     if f != 0:
-        return mask & ~(np.uint64(1) << np.uint64(13 * p + deck.high_bit[f])), fw
+        return mask & ~(np.uint64(1) << np.uint64(13 * p + _high_bit(f))), fw
     return mask, fw | (np.uint32(255) << np.uint32(8 * p))
 
 
@@ -145,7 +146,7 @@ def _opt_apply(a, mask, fw, sp, nstock, deck, od, flags, out, n):
 
     Returns (mask, fw, sp, discards, piles empty, discardable tops left, the move was a lone move).
     """
-    pcard, pbit, high_bit = deck.pcard, deck.pbit, deck.high_bit
+    pcard, pbit = deck.pcard, deck.pbit
     kind = a & 3
     nd = 0
     is_lone = False
@@ -161,7 +162,7 @@ def _opt_apply(a, mask, fw, sp, nstock, deck, od, flags, out, n):
         f = _nat_field(mask, src)
         fb = _nat_foreign(fw, src)
         if f != 0:
-            bit = 13 * src + high_bit[f]
+            bit = 13 * src + _high_bit(f)
             card = np.uint32(pcard[bit])
             mask &= ~(np.uint64(1) << np.uint64(bit))
             is_lone = (f & (f - 1)) == 0 and fb == 255

@@ -2,9 +2,11 @@
 --
 -- For each variant: the clairvoyant figure (the unrestricted exact solver $reference, which
 -- knows the order of the stock) and the honest figure (the best player that does not: the
--- honest policy with the highest win rate, ties going to the higher mean score, then the
--- name). Picking the best of several honest players by its measured rate favours a lucky one
--- slightly; the honest row says how many it was picked from.
+-- honest policy whose 95% Wilson interval starts highest, so that a player measured on a few
+-- hundred deals does not beat one measured on thousands by luck; ties go to the higher rate,
+-- the higher mean score, then the name). Picking the best of several honest players by a
+-- measured figure still favours a lucky one slightly; the honest row says how many it was
+-- picked from.
 --
 -- grain:      one row per (variant, kind) for kind in ('clairvoyant', 'honest') present
 -- inputs:     tallies (view of the aggregates); macros wilson_low, wilson_high, one_in, player_kind
@@ -28,7 +30,8 @@ ranked AS (
     SELECT
         *,
         row_number() OVER (PARTITION BY variant, kind
-                           ORDER BY wins::DOUBLE / deals DESC, score_sum::DOUBLE / deals DESC, policy) AS place,
+                           ORDER BY wilson_low(wins, deals) DESC, wins::DOUBLE / deals DESC,
+                                    score_sum::DOUBLE / deals DESC, policy) AS place,
         count(*) OVER (PARTITION BY variant, kind) AS chosen_from
     FROM candidates
 )

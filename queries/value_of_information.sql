@@ -1,9 +1,10 @@
 -- value_of_information: what knowing the stock order is worth, per variant.
 --
 -- The clairvoyant solver ($reference) against the best honest player of the variant
--- (highest win rate; ties go to the higher mean score, then the name), compared on the
--- deals both played (paired). Choosing the best of several honest players by its measured
--- rate favours a lucky one slightly (winner's curse); the intervals do not account for it.
+-- (the highest low end of the 95% Wilson interval, as in headline.sql; ties go to the higher
+-- rate, the higher mean score, then the name), compared on the deals both played (paired).
+-- Choosing the best of several honest players by a measured figure favours a lucky one
+-- slightly (winner's curse); the intervals do not account for it.
 --
 -- grain:      one row per variant that has both the reference and at least one honest player
 -- inputs:     tallies, pairs (views of the aggregates); macros wilson_low, wilson_high, player_kind,
@@ -32,7 +33,8 @@ WITH honest_ranked AS (
     SELECT
         *,
         row_number() OVER (PARTITION BY variant
-                           ORDER BY wins::DOUBLE / deals DESC, score_sum::DOUBLE / deals DESC, policy) AS place,
+                           ORDER BY wilson_low(wins, deals) DESC, wins::DOUBLE / deals DESC,
+                                    score_sum::DOUBLE / deals DESC, policy) AS place,
         count(*) OVER (PARTITION BY variant) AS honest_players
     FROM tallies
     WHERE player_kind(policy) = 'honest'

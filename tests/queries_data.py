@@ -236,8 +236,9 @@ def expected_tables(data: Path, reference: str = "solver") -> dict[str, list[dic
         cands = [t for t in tallies if t["variant"] == variant and kind(t["policy"]) == "honest"]
         if not cands:
             return None, 0
-        # highest rate, then highest mean score, then the name
-        best = sorted(cands, key=lambda t: (-t["wins"] / t["deals"], -t["score_sum"] / t["deals"], t["policy"]))[0]
+        # the highest low end of the Wilson interval, then the highest rate, the highest mean score, the name
+        best = sorted(cands, key=lambda t: (-wilson(t["wins"], t["deals"])[0], -t["wins"] / t["deals"],
+                                            -t["score_sum"] / t["deals"], t["policy"]))[0]
         return best, len(cands)
 
     headline, voi = [], []

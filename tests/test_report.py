@@ -189,7 +189,7 @@ def test_markdown_and_html_give_the_answer_first(report_a, doc_a):
         odds = (f"at most {_about(h['one_in_low'])}" if h["one_in_high"] is None else
                 f"from {_about(h['one_in_high'])} to {_about(h['one_in_low'])}")
         assert f"({_rate(h['rate'])}; 95% interval {_rate(h['low'])} to {_rate(h['high'])}, {odds})" in honest_line
-        assert f"That is *{players[h['player']]['display']}*, the best of {h['chosen_from']} honest players" in block
+        assert f"That is *{players[h['player']]['display']}*, of {h['chosen_from']} honest players measured the one whose 95% interval starts highest" in block
         assert f"over {h['deals']:,} deals" in block
         assert f"would win **{_about(c['one_in'])}** ({_rate(c['rate'])}; 95% interval {_rate(c['low'])} to " \
                f"{_rate(c['high'])})" in block

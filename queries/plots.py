@@ -80,10 +80,8 @@ def count_label(n: float) -> str:
     return (f"{v:.0f}" if abs(v - round(v)) < 1e-9 else f"{v:.1f}") + unit
 
 
-def _nice_max(v: float) -> float:
-    """A round upper end for a linear rate axis (0.05, 0.1, 0.2, 0.25, 0.5, 1 ...)."""
-    if v <= 0:
-        return 0.01
+def _round_up(v: float) -> float:
+    """The smallest of 1, 2, 2.5, 5 or 10 times a power of ten that is at least ``v`` (> 0)."""
     exp = math.floor(math.log10(v))
     for m in (1, 2, 2.5, 5, 10):
         top = m * 10**exp
@@ -92,15 +90,14 @@ def _nice_max(v: float) -> float:
     return 10 ** (exp + 1)
 
 
+def _nice_max(v: float) -> float:
+    """A round upper end for a linear rate axis (0.05, 0.1, 0.2, 0.25, 0.5, 1 ...)."""
+    return _round_up(v) if v > 0 else 0.01
+
+
 def _nice_step(span: float, target: int = 4) -> float:
     """A round step (1, 2, 2.5 or 5 times a power of ten) giving about ``target`` intervals over ``span``."""
-    raw = span / target if span > 0 else 1e-3
-    exp = math.floor(math.log10(raw))
-    for m in (1, 2, 2.5, 5, 10):
-        step = m * 10**exp
-        if step >= raw:
-            return step
-    return 10 ** (exp + 1)
+    return _round_up(span / target if span > 0 else 1e-3)
 
 
 def _lanes(items: list[tuple[float, float]]) -> list[int]:

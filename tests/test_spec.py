@@ -1,6 +1,7 @@
 """The run spec: validation with field names, TOML round trip, run id identity, caps; range helpers."""
 
 import re
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -9,7 +10,7 @@ from hypothesis import strategies as st
 from pipeline.errors import UserError
 from pipeline.manifest import merge_ranges, subtract_ranges
 from pipeline.plan import batch_grid
-from pipeline.spec import DEFAULT_SPEC, RunSpec, default_spec, load_spec, with_overrides
+from pipeline.spec import DEFAULT_SPEC, RunSpec, canonical_policy, default_spec, load_spec, with_overrides
 from pipeline.storage import batch_path, decode_name, encode_name, parse_batch_path
 
 
@@ -22,6 +23,26 @@ def test_default_spec_is_valid_and_covers_the_four_variants():
     assert spec.deals_for("easy", "solver") < spec.deals_for("strict", "solver")
     assert spec.data == "./acesup-data"
     assert re.fullmatch(r"[0-9a-f]{12}", spec.run_id)
+
+
+SPECS = sorted((Path(__file__).resolve().parent.parent / "specs").glob("*.toml"))
+
+
+@pytest.mark.parametrize("path", SPECS, ids=[p.name for p in SPECS])
+def test_every_shipped_spec_loads_and_plans_what_its_header_promises(path):
+    spec = load_spec(path)
+    assert spec.requested(), f"{path.name} plans nothing"
+    if path.name == "easy.toml":
+        # issue 16: easy at full sample size, the exact solver on every deal of the night
+        assert spec.variants == ("easy",)
+        assert spec.deals_for("easy", "solver") == 20_000
+        assert spec.batch_size_for("easy", "solver") <= 10
+    if path.name == "honest-bracket.toml":
+        assert spec.deals_for("standard", canonical_policy("bound")) == 8_000
+
+
+def test_the_shipped_specs_are_the_ones_tested():
+    assert {p.name for p in SPECS} >= {"easy.toml", "honest-bracket.toml"}
 
 
 def test_run_id_ignores_counts_caps_batching_and_location_but_not_identity():

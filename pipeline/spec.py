@@ -226,9 +226,9 @@ DEFAULT_SPEC = {
     "lines": False,
     "node_limit": 0,
     # Counts measured on the engine (deals per second on one core, Nov 30 2026): plain policies
-    # 200k-500k; solver standard/reverse ~90, strict ~14000, easy ~2 (heavy-tailed: the first 500
-    # easy deals take 250 core-seconds, one of them 113 s; specs/easy.toml solves 20,000 in a
-    # night, so the default keeps a check sample of 100); with optional discards
+    # 200k-500k; solver standard/reverse ~90, strict ~14000, easy ~6 (heavy-tailed: the first 500
+    # easy deals take 80 core-seconds, one of them 25 s; specs/easy.toml solves 20,000 in a
+    # night, so the default keeps a check sample); with optional discards
     # (Dec 1, the dominance rules of docs/solver.md) strict+optional ~4 and standard+optional
     # ~0.13, heavy-tailed (deal 35 of standard+optional takes 1.4e9 positions, 220 s; one of
     # strict+optional's deals 900..999 takes 7e8), so they get the first 20 and 500 deals (about

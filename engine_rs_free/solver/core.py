@@ -23,7 +23,7 @@ from .common import (
     Work,
     _popcount,
 )
-from .generic import _search
+from .generic import _search, easy_rule_flags
 from .lines import _finish_line, _finish_line_native
 from .native import DEAL_BITS, NO_FOREIGN4, _nat_resolve_call, _search_native
 from .optional import _fill_optional_deck, _opt_full_line, _search_optional, rule_flags
@@ -150,7 +150,8 @@ def _solve_many(starts, resolve_start, mode, rules, opt_flags, node_limit, table
                        game.new_game does)
         mode:          SEARCH_GENERIC, SEARCH_NATIVE or SEARCH_OPTIONAL (every start is then a fresh
                        deal; ``deck`` is its NativeDeck and ``od`` its OptionalDeck, filled per deal)
-        opt_flags:     the dominance rules the optional search uses (optional.RULE_*)
+        opt_flags:     the dominance rules on: those of the optional search (optional.RULE_*) and
+                       of the generic search (generic.RULE_*)
         rules:         SearchRules
         node_limit:    positions per search at most; <= 0 for no limit
         table:         the transposition table; search n has epoch ``first_epoch + n``
@@ -201,7 +202,7 @@ def _solve_many(starts, resolve_start, mode, rules, opt_flags, node_limit, table
             blen = _opt_full_line(best_line, blen, ns, deck, od, opt_flags, work.path)
         else:
             best, blen, nodes, status = _search(stock, ns, smax, piles, h, start, natives[n], rules, node_limit,
-                                                table, epoch, work, top_mask)
+                                                table, epoch, work, top_mask, opt_flags)
         out.score[n] = best
         out.nodes[n] = nodes
         out.status[n] = status
@@ -265,7 +266,7 @@ def run(starts: Starts, resolve_start: bool, rules: Rules, node_limit, want_line
     if mode == SEARCH_GENERIC and starts.natives.shape[1] != N_CARDS:
         raise ValueError("the generic search needs Starts.natives: make the inputs with deck_inputs(decks)")
     if opt_flags is None:
-        opt_flags = rule_flags(rules)
+        opt_flags = rule_flags(rules) | easy_rule_flags(rules)
     od = OptionalDeck(np.zeros(N_CARDS, np.uint64), np.zeros(N_CARDS, np.uint64))
     line_buf = _solve_many(starts, resolve_start, mode, srules, int(opt_flags), limit, ws.table, first_epoch,
                            ws.work, ws.native_deck(srules), od, out, line_buf)

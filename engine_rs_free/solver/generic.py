@@ -7,11 +7,12 @@ import numpy as np
 
 from ..actions import KIND_DEAL, KIND_MOVE
 from ..game import WIN_SCORE
-from ..rules import FILL_ACE
+from ..rules import FILL_ACE, FILL_ANY, TOP_STRENGTH
 from .bounds import BOUND_FROM, _stock_max, _upper_bound
 from .common import MASK52, MAX_DEPTH, STATUS_GAVE_UP, STATUS_SOLVED, _on_lone_run
 from .position import (
     _apply,
+    _beaten_buried_move,
     _gen_actions,
     _gen_actions_inline,
     _key,
@@ -21,9 +22,47 @@ from .position import (
 )
 from .table import _tt_seen_or_add
 
+# The rules of the generic search for ``easy`` (docs/solver.md, "Easy"), a bit set beside
+# optional.RULE_* (the same ``flags`` word), so that each can be switched off and measured alone
+RULE_EASY_END = 8  # stock out: a buried card a top beats is moved (and so discarded) at once, alone
+RULE_EASY_CAP = 16  # the last four cards of four suits cap the score: the search stops there
+EASY_RULES = RULE_EASY_END | RULE_EASY_CAP
+
+
+def easy_rule_flags(rules) -> int:
+    """The rules the generic search applies to a rule set (``rules.Rules``): EASY_RULES for ``easy``
+    with forced discards (with or without solver restrictions: the proofs hold under them), else 0."""
+    return EASY_RULES if rules.fill == FILL_ANY and not rules.optional_discards else 0
+
+
+@nb.njit(cache=True, inline="always", _nrt=False)
+def _last_deal_cap(stock, nstock, strength, code):
+    """The best score any line can reach, as the last four cards of the stock limit it (docs/solver.md, "Easy").
+
+    If those four cards are of four suits, the game ends with the last deal: it fills every
+    pile, no two tops share a suit, so nothing is discarded and nothing can move. Those four
+    cards stay, and so does every card of the top rank: the score is at most 48 minus the
+    last four's cards below the top rank. Otherwise (or with fewer than four cards to deal)
+    the cap is 48.
+    """
+    if nstock < 4:
+        return WIN_SCORE
+    s0 = code[stock[nstock - 4]] >> 4
+    s1 = code[stock[nstock - 3]] >> 4
+    s2 = code[stock[nstock - 2]] >> 4
+    s3 = code[stock[nstock - 1]] >> 4
+    if s0 == s1 or s0 == s2 or s0 == s3 or s1 == s2 or s1 == s3 or s2 == s3:
+        return WIN_SCORE
+    below = 0
+    for i in range(nstock - 4, nstock):
+        if strength[stock[i]] != TOP_STRENGTH:
+            below += 1
+    return WIN_SCORE - below
+
 
 @nb.njit(cache=True, _nrt=False)
-def _search(stock, nstock, smax, piles, h, start_score, native, rules, node_limit, table, epoch, work, top_mask):
+def _search(stock, nstock, smax, piles, h, start_score, native, rules, node_limit, table, epoch, work, top_mask,
+            flags):
     """Depth-first search from the position (piles, h, stock[0:nstock]); see docs/solver.md.
 
     Args:
@@ -37,6 +76,7 @@ def _search(stock, nstock, smax, piles, h, start_score, native, rules, node_limi
         table, epoch:  the transposition table and this search's epoch in it
         work:          Work buffers; ``work.best_line[:length]`` gets the best line's action codes
         top_mask:      the cards of the top rank, as bits (the strict bound)
+        flags:         the RULE_* bits on (easy_rule_flags; other bits are ignored)
 
     Returns (best score, best line length, nodes, status).
     """
@@ -54,7 +94,10 @@ def _search(stock, nstock, smax, piles, h, start_score, native, rules, node_limi
     status = STATUS_SOLVED
     k1, k2 = _key(piles, h, sp, nstock, native)
     _tt_seen_or_add(table, k1, k2, epoch, sp)
-    if best >= WIN_SCORE:
+    easy_end = (flags & RULE_EASY_END) != 0
+    # a win, or the cap the last four cards set: nothing can beat it
+    cap = _last_deal_cap(stock, nstock, strength, code) if (flags & RULE_EASY_CAP) != 0 else WIN_SCORE
+    if best >= cap:
         return best, 0, nodes, status
     # the stock table of the strict bound is worked out when the bound is first needed
     smax_ready = False
@@ -66,6 +109,11 @@ def _search(stock, nstock, smax, piles, h, start_score, native, rules, node_limi
     keys1[0] = k1
     keys2[0] = k2
     nacts[0] = _gen_actions(piles, h, sp, nstock, rules, acts[0], False)
+    if easy_end and sp == nstock and nacts[0] > 0:
+        a = _beaten_buried_move(piles, h, code)
+        if a >= 0:
+            acts[0, 0] = a
+            nacts[0] = 1
     idx[0] = 0
     k = 0
     while True:
@@ -120,7 +168,7 @@ def _search(stock, nstock, smax, piles, h, start_score, native, rules, node_limi
                 best_len = k + 1
                 for i in range(k + 1):
                     best_line[i] = path[i]
-                if best >= WIN_SCORE:
+                if best >= cap:
                     break
             # the bound (strict only) is checked where there is a choice: dead cards stay dead,
             # so a cut missed at a position with one action is made at the next choice
@@ -140,8 +188,17 @@ def _search(stock, nstock, smax, piles, h, start_score, native, rules, node_limi
                     acts[k, 0] = KIND_DEAL
                     nacts[k] = 1
                 else:
-                    # (inlined here: a call that passes arrays costs as much as a deal)
-                    nacts[k] = _gen_actions_inline(piles, h, sp, nstock, rules, acts[k], False)
+                    a = -1
+                    if easy_end and sp == nstock:
+                        # easy, stock out: a buried card a top beats goes (and is discarded) at once,
+                        # the only child searched (docs/solver.md, "Easy", the endgame rule)
+                        a = _beaten_buried_move(piles, h, code)
+                    if a >= 0:
+                        acts[k, 0] = a
+                        nacts[k] = 1
+                    else:
+                        # (inlined here: a call that passes arrays costs as much as a deal)
+                        nacts[k] = _gen_actions_inline(piles, h, sp, nstock, rules, acts[k], False)
                 idx[k] = 0
                 continue
         # the child was seen before, is a leaf or cannot beat the best: enter it with no

@@ -112,6 +112,36 @@ def _write_moves(piles, h, strength, fill, sensible, leftmost, out, n, which):
     return n
 
 
+@nb.njit(cache=True, inline="always", _nrt=False)
+def _beaten_buried_move(piles, h, code):
+    """The move of the first buried card a top beats into the first empty pile, or -1.
+
+    A buried card that a top beats (a stronger top of its suit, on any pile) is discarded the
+    moment it reaches an empty pile, which ``easy`` allows at any depth. Piles and depths are
+    scanned in order (pile 0 first, the shallowest card first), so the move is a function of
+    the position alone. -1 when no pile is empty or no buried card is beaten.
+    """
+    first_empty = -1
+    for p in range(4):
+        if h[p] == 0:
+            first_empty = p
+            break
+    if first_empty < 0:
+        return -1
+    t0 = _top_code(piles, h[0], 0, code)
+    t1 = _top_code(piles, h[1], 1, code)
+    t2 = _top_code(piles, h[2], 2, code)
+    t3 = _top_code(piles, h[3], 3, code)
+    for src in range(4):
+        for depth in range(1, h[src]):
+            c = np.int64(code[piles[src, h[src] - 1 - depth]])
+            s = c >> 4
+            if ((t0 >> 4) == s and t0 > c) or ((t1 >> 4) == s and t1 > c) or ((t2 >> 4) == s and t2 > c) \
+                    or ((t3 >> 4) == s and t3 > c):
+                return KIND_MOVE + 4 * src + 16 * first_empty + 64 * depth
+    return -1
+
+
 # An explicit signature for _gen_actions, which the search and the line replay call with
 # different integer types: one compiled version instead of several.
 _SIG_GEN_ACTIONS = nb.int64(_PILES, _I32, nb.int64, nb.int64, _RULES, _I32, nb.boolean)

@@ -1,0 +1,184 @@
+"""The two rules of the generic search for ``easy`` (docs/solver.md, "Easy") against their twins.
+
+Neither check calls the rules' code to get its expected value:
+
+- each rule, restated here in plain Python over ``game.State``, is held to the brute force of
+  test_solver (``brute_value``: every position reachable through ``game.apply``). The endgame
+  rule: with the stock out, moving a buried card that a top beats into the empty pile keeps the
+  value, so it may be the only move searched. The cap: when the last four stock cards are of
+  four suits, no line scores more than 48 minus those of them below the top rank.
+  ``test_a_false_endgame_rule_is_caught`` shows the comparison can fail;
+- the search on full deals is held, deck for deck, to the same search with the rules off
+  (``opt_flags=0``), which branches on every move and is itself held to the brute force on
+  short positions in test_solver. Full easy deals are far too many positions for the Python
+  brute force.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from test_solver import brute_value, random_position
+
+from engine_rs_free import game
+from engine_rs_free.cards import SUIT
+from engine_rs_free.deals import deal_batch
+from engine_rs_free.rules import TOP_STRENGTH, rules_by_name, strength_table
+from engine_rs_free.solver import core, solve_batch, solve_position
+from engine_rs_free.solver.common import STATUS_SOLVED
+from engine_rs_free.solver.generic import EASY_RULES, easy_rule_flags
+
+EASY_VARIANTS = ["easy", "easy+sensible+leftmost+must_fill"]
+
+
+def beaten_buried(state: game.State, rules) -> list[tuple[int, int]]:
+    """(pile, depth) of every buried card that some top beats (same suit, stronger), if a pile is empty."""
+    strength = strength_table(rules)
+    if all(state.piles):
+        return []
+    tops = [p[-1] for p in state.piles if p]
+    out = []
+    for src, pile in enumerate(state.piles):
+        for depth in range(1, len(pile)):
+            c = pile[-1 - depth]
+            if any(SUIT[t] == SUIT[c] and strength[t] > strength[c] for t in tops):
+                out.append((src, depth))
+    return out
+
+
+def last_deal_cap(state: game.State, rules) -> int:
+    """48, or 48 minus the last four stock cards below the top rank when they are of four suits."""
+    strength = strength_table(rules)
+    last = state.stock[-4:]
+    if len(last) < 4 or len({int(SUIT[c]) for c in last}) < 4:
+        return game.WIN_SCORE
+    return game.WIN_SCORE - sum(1 for c in last if strength[c] != TOP_STRENGTH)
+
+
+def _endgames(variant: str, count: int, seed: int):
+    """Positions with the stock out, reached by random play, where some buried card is beaten."""
+    rules = rules_by_name(variant)
+    for i in range(count):
+        state = random_position(seed, i, rules.without_restrictions(), 0)
+        if beaten_buried(state, rules):
+            yield state
+
+
+def _check_endgame_rule(variant: str, count: int, seed: int) -> int:
+    rules = rules_by_name(variant)
+    applied = 0
+    for state in _endgames(variant, count, seed):
+        value = brute_value(state, rules)
+        empty = next(p for p in range(4) if not state.piles[p])
+        for src, depth in beaten_buried(state, rules):
+            child = game.apply(state, game.Action("m", src, empty, depth), rules)
+            assert child.score == state.score + 1, "the moved card is discarded at once"
+            assert brute_value(child, rules) == value, (game.picture(state), src, depth)
+            applied += 1
+        # the solver from the position (where the rule picks one such move) agrees
+        assert solve_position(state, rules).max_score == value
+    return applied
+
+
+@pytest.mark.parametrize("variant", EASY_VARIANTS)
+def test_the_endgame_rule_keeps_the_value(variant):
+    applied = _check_endgame_rule(variant, 300, seed=31)
+    assert applied >= 20, f"only {applied} applications of the rule were checked"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("variant", EASY_VARIANTS)
+def test_the_endgame_rule_keeps_the_value_full_count(variant):
+    applied = _check_endgame_rule(variant, 4000, seed=32)
+    assert applied >= 300, f"only {applied} applications of the rule were checked"
+
+
+def test_a_false_endgame_rule_is_caught():
+    """The same check with the rule's condition left out (any buried card into the empty pile) fails."""
+    rules = rules_by_name("easy")
+    worse = 0
+    for i in range(400):
+        state = random_position(37, i, rules, 0)
+        if all(state.piles):
+            continue
+        empty = next(p for p in range(4) if not state.piles[p])
+        value = brute_value(state, rules)
+        for src, pile in enumerate(state.piles):
+            for depth in range(1, len(pile)):
+                if (src, depth) in beaten_buried(state, rules):
+                    continue
+                child = game.apply(state, game.Action("m", src, empty, depth), rules)
+                if brute_value(child, rules) < value:
+                    worse += 1
+        if worse >= 5:
+            break
+    assert worse >= 5, "moving an unbeaten buried card should lose value somewhere"
+
+
+@pytest.mark.parametrize("variant", EASY_VARIANTS)
+def test_the_last_deal_cap_bounds_every_line(variant):
+    rules = rules_by_name(variant)
+    capped = reached = 0
+    for i in range(1200):
+        state = random_position(41, i, rules.without_restrictions(), 4 + 4 * (i % 2))
+        cap = last_deal_cap(state, rules)
+        if cap == game.WIN_SCORE:
+            continue
+        capped += 1
+        value = brute_value(state, rules)
+        assert value <= cap, (game.picture(state), cap, value)
+        reached += value == cap
+        assert solve_position(state, rules).max_score == value
+    assert capped >= 100 and reached >= 3, (capped, reached)
+
+
+@pytest.mark.parametrize("variant", EASY_VARIANTS)
+def test_the_rules_are_on_for_easy_with_forced_discards_only(variant):
+    assert easy_rule_flags(rules_by_name(variant)) == EASY_RULES
+    for other in ("standard", "strict", "reverse", "easy+optional", "standard+optional"):
+        assert easy_rule_flags(rules_by_name(other)) == 0
+
+
+def _compare_full_deals(variant: str, count: int, node_limit: int, seed: int) -> int:
+    """Full deals: the search with the rules equals the search without them, deck for deck."""
+    rules = rules_by_name(variant)
+    decks = deal_batch(seed, 0, count)
+    args = core.deck_inputs(decks, natives=True)
+    plain, plain_nodes, plain_status, _, _, _ = core.run(args, True, rules, node_limit, False, opt_flags=0)
+    # a deal the plain search solves within node_limit needs fewer positions with the rules (asserted below)
+    res = solve_batch(decks, rules, want_lines=True, node_limit=2 * node_limit)
+    done = 0
+    for i in range(count):
+        if plain_status[i] != STATUS_SOLVED:
+            continue
+        done += 1
+        assert res.status[i] == "solved", (variant, seed, i)
+        assert res.max_score[i] == plain[i], (variant, seed, i)
+        assert res.nodes[i] <= plain_nodes[i] * 1.05 + 10, (variant, seed, i, res.nodes[i], plain_nodes[i])
+        # the line the rules' search returns replays to its score
+        s = game.new_game(decks[i], rules)
+        for tok in res.lines[i].split():
+            s = game.apply(s, tok, rules)
+        assert s.score == res.max_score[i]
+    return done
+
+
+@pytest.mark.parametrize("variant", EASY_VARIANTS)
+def test_full_deals_equal_the_search_without_the_rules(variant):
+    done = _compare_full_deals(variant, 120, 300_000, seed=2029)
+    assert done >= 80, f"only {done} of 120 deals solved within the no-rule search's node limit"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("variant", EASY_VARIANTS)
+def test_full_deals_equal_the_search_without_the_rules_full_count(variant):
+    done = _compare_full_deals(variant, 1000, 3_000_000, seed=2030)
+    assert done >= 850, f"only {done} of 1000 deals solved within the no-rule search's node limit"
+
+
+def test_the_rules_cut_the_heavy_deals():
+    """Deal 197 of seed 2026 (score 46) took 5.2e8 positions without the rules; with them under 10^7."""
+    res = solve_batch(deal_batch(2026, 197, 1), "easy", want_lines=False)
+    assert res.max_score[0] == 46 and res.status[0] == "solved"
+    assert res.nodes[0] < 10_000_000, res.nodes[0]
+    assert np.issubdtype(res.nodes.dtype, np.integer)

@@ -228,9 +228,10 @@ def _solve_many(starts, resolve_start, mode, rules, opt_flags, node_limit, table
 def search_rules(rules: Rules) -> SearchRules:
     """A rule set as the searches read it."""
     strength = strength_table(rules)
-    if rules.fill == FILL_ACE:
-        # the strict bound (_upper_bound) reads card strength from card id bits
-        assert all(strength[c] == c % 13 for c in range(N_CARDS)), "strict needs strength == rank index"
+    if rules.fill in (FILL_ACE, FILL_ANY):
+        # the strict bound (_upper_bound) and easy's endgame rule (_beaten_buried_move) read card
+        # strength from card id bits
+        assert all(strength[c] == c % 13 for c in range(N_CARDS)), "strict and easy need strength == rank index"
     # a card's code is suit * 16 + strength: one table read gives both, and within
     # a suit a higher code is a stronger card (strength is 0..12)
     code = (SUIT.astype(np.int64) * 16 + strength).astype(np.int8)

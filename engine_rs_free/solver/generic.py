@@ -110,7 +110,7 @@ def _search(stock, nstock, smax, piles, h, start_score, native, rules, node_limi
     keys2[0] = k2
     nacts[0] = _gen_actions(piles, h, sp, nstock, rules, acts[0], False)
     if easy_end and sp == nstock and nacts[0] > 0:
-        a = _beaten_buried_move(piles, h, code)
+        a = _beaten_buried_move(piles, h, k1 & MASK52)
         if a >= 0:
             acts[0, 0] = a
             nacts[0] = 1
@@ -192,7 +192,7 @@ def _search(stock, nstock, smax, piles, h, start_score, native, rules, node_limi
                     if easy_end and sp == nstock:
                         # easy, stock out: a buried card a top beats goes (and is discarded) at once,
                         # the only child searched (docs/solver.md, "Easy", the endgame rule)
-                        a = _beaten_buried_move(piles, h, code)
+                        a = _beaten_buried_move(piles, h, n1 & MASK52)
                     if a >= 0:
                         acts[k, 0] = a
                         nacts[k] = 1

@@ -113,31 +113,35 @@ def _write_moves(piles, h, strength, fill, sensible, leftmost, out, n, which):
 
 
 @nb.njit(cache=True, inline="always", _nrt=False)
-def _beaten_buried_move(piles, h, code):
+def _beaten_buried_move(piles, h, mask):
     """The move of the first buried card a top beats into the first empty pile, or -1.
 
     A buried card that a top beats (a stronger top of its suit, on any pile) is discarded the
-    moment it reaches an empty pile, which ``easy`` allows at any depth. Piles and depths are
-    scanned in order (pile 0 first, the shallowest card first), so the move is a function of
-    the position alone. -1 when no pile is empty or no buried card is beaten.
+    moment it reaches an empty pile, which ``easy`` allows at any depth. ``mask``: the cards on
+    the table, as bits. Card ids must rank within their suit (strength == id % 13, as in
+    ``easy``: search_rules checks it), so the cards a top t beats are the bits from its suit's
+    first id up to t, and the beaten buried cards are one AND away (the common case, none, is
+    told without a look at the piles; a stable position has no two tops of one suit, so no top
+    is among them). Piles and depths are then scanned in order (pile 0 first, the shallowest card
+    first), so the move is a function of the position alone. -1 when no pile is empty or no
+    buried card is beaten.
     """
     first_empty = -1
+    beaten = np.uint64(0)
     for p in range(4):
         if h[p] == 0:
-            first_empty = p
-            break
-    if first_empty < 0:
+            if first_empty < 0:
+                first_empty = p
+        else:
+            t = np.uint64(piles[p, h[p] - 1])
+            beaten |= (np.uint64(1) << t) - (np.uint64(1) << (np.uint64(13) * (t // np.uint64(13))))
+    beaten &= mask
+    if first_empty < 0 or beaten == 0:
         return -1
-    t0 = _top_code(piles, h[0], 0, code)
-    t1 = _top_code(piles, h[1], 1, code)
-    t2 = _top_code(piles, h[2], 2, code)
-    t3 = _top_code(piles, h[3], 3, code)
     for src in range(4):
         for depth in range(1, h[src]):
-            c = np.int64(code[piles[src, h[src] - 1 - depth]])
-            s = c >> 4
-            if ((t0 >> 4) == s and t0 > c) or ((t1 >> 4) == s and t1 > c) or ((t2 >> 4) == s and t2 > c) \
-                    or ((t3 >> 4) == s and t3 > c):
+            c = np.uint64(piles[src, h[src] - 1 - depth])
+            if (beaten >> c) & np.uint64(1):
                 return KIND_MOVE + 4 * src + 16 * first_empty + 64 * depth
     return -1
 

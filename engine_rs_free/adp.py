@@ -178,6 +178,23 @@ def _endgame_line(P, H, r, st, su, fill, path, best_path):
 
 
 @nb.njit(cache=True)
+def _play_moves(P, H, r, srcs, st, su, fill, line, nl, decisions):
+    """Play the moves of ``srcs`` (source piles, each into the first empty pile) on row r.
+
+    Appends their action codes to ``line`` from ``nl`` on and counts the points with a choice
+    before each move; returns (new line length, new decision count).
+    """
+    for src in srcs:
+        if _has_choice(P, H, r, st, fill):
+            decisions += 1
+        e = first_empty(H, r)
+        move(P, H, r, src, e, st, su)
+        line[nl] = KIND_MOVE | src << 2 | e << 4
+        nl += 1
+    return nl, decisions
+
+
+@nb.njit(cache=True)
 def _decide(P, H, KM, KF, r, und, decision, seed_lo, seed_hi, idx_lo, idx_hi, look, samples, exact, st, su, fill,
             W1, b1, w2, b2, mu, sd, fx, choice_tup):
     """(pick, m): the position the player deals from, as index ``pick`` into the reach list of row r
@@ -258,15 +275,9 @@ def _play(deck, seed_lo, seed_hi, idx_lo, idx_hi, look, samples, exact, st, su, 
             seq[ns] = KF[ROW_R8 + j, 2]
             ns += 1
             j = KF[ROW_R8 + j, 1]
-        for t in range(ns - 1, -1, -1):
-            if _has_choice(P, H, r, st, fill):
-                decisions += 1
-            src = seq[t]
-            e = first_empty(H, r)
-            move(P, H, r, src, e, st, su)
-            line[nl] = KIND_MOVE | src << 2 | e << 4
-            nl += 1
-            moves += 1
+        nl, decisions = _play_moves(P, H, r, seq[ns - 1::-1] if ns > 0 else seq[:0], st, su, fill, line, nl,
+                                    decisions)
+        moves += ns
         if _has_choice(P, H, r, st, fill):
             decisions += 1
         # the penalty of this deal: its expected W (the bound's tuples) before, the W after
@@ -283,15 +294,8 @@ def _play(deck, seed_lo, seed_hi, idx_lo, idx_hi, look, samples, exact, st, su, 
         z += w_after - e_w
     # the stock is out: the line of moves with the best score, then stop
     fewest, blen = _endgame_line(P, H, r, st, su, fill, path, best_path)
-    for t in range(blen):
-        if _has_choice(P, H, r, st, fill):
-            decisions += 1
-        src = best_path[t]
-        e = first_empty(H, r)
-        move(P, H, r, src, e, st, su)
-        line[nl] = KIND_MOVE | src << 2 | e << 4
-        nl += 1
-        moves += 1
+    nl, decisions = _play_moves(P, H, r, best_path[:blen], st, su, fill, line, nl, decisions)
+    moves += blen
     if _has_choice(P, H, r, st, fill):
         decisions += 1  # stopping, with a move left
     return 52 - on_table(H, r), moves, decisions, nl, z

@@ -108,12 +108,13 @@ def _search(stock, nstock, smax, piles, h, start_score, native, rules, node_limi
             return best, 0, nodes, status
     keys1[0] = k1
     keys2[0] = k2
-    nacts[0] = _gen_actions(piles, h, sp, nstock, rules, acts[0], False)
-    if easy_end and sp == nstock and nacts[0] > 0:
-        a = _beaten_buried_move(piles, h, k1 & MASK52)
-        if a >= 0:
-            acts[0, 0] = a
-            nacts[0] = 1
+    # as below in the loop: the endgame rule's move alone, or every action
+    a = _beaten_buried_move(piles, h, k1 & MASK52) if easy_end and sp == nstock else -1
+    if a >= 0:
+        acts[0, 0] = a
+        nacts[0] = 1
+    else:
+        nacts[0] = _gen_actions(piles, h, sp, nstock, rules, acts[0], False)
     idx[0] = 0
     k = 0
     while True:

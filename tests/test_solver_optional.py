@@ -30,6 +30,7 @@ from engine_rs_free.solver.optional import (
     ALL_RULES,
     RULE_END,
     RULE_NO_TARGET,
+    RULE_PENDING,
     RULE_STRICT_PILES,
     rule_flags,
 )
@@ -102,7 +103,9 @@ def test_a_false_rule_is_caught():
 def test_rule_flags_follow_the_rule_set():
     assert rule_flags(rules_by_name("standard+optional")) == RULE_END | RULE_NO_TARGET
     assert rule_flags(rules_by_name("reverse+optional")) == RULE_END | RULE_NO_TARGET
-    assert rule_flags(rules_by_name("strict+optional")) == ALL_RULES == RULE_END | RULE_NO_TARGET | RULE_STRICT_PILES
+    assert ALL_RULES == RULE_END | RULE_NO_TARGET | RULE_STRICT_PILES
+    # strict searches its discards as pending discards (pending.py; test_solver_pending)
+    assert rule_flags(rules_by_name("strict+optional")) == ALL_RULES | RULE_PENDING
     # the proofs assume an empty pile or a lone card never matters: no rule under a restriction
     for r in ("standard+optional+sensible", "strict+optional+leftmost", "standard+optional+must_fill"):
         assert rule_flags(rules_by_name(r)) == 0
@@ -115,17 +118,18 @@ def _solve(decks, variant, search, node_limit, flags=None):
     return score.copy(), nodes.copy(), status.copy()
 
 
-def _check_against_generic(variant, count, seed, limit, min_solved):
+def _check_against_generic(variant, count, seed, limit, min_solved, search_flags=None):
     decks = deal_batch(seed, 0, count)
     slow, slow_nodes, slow_status = _solve(decks, variant, "generic", limit)
     ok = slow_status == 0
     assert ok.sum() >= min_solved, (variant, int(ok.sum()))
-    fast, fast_nodes, fast_status = _solve(decks[ok], variant, "auto", None)
+    fast, fast_nodes, fast_status = _solve(decks[ok], variant, "auto", None, search_flags)
     assert (fast_status == 0).all()
     assert np.array_equal(fast, slow[ok]), variant
-    # each rule alone, and none: the same values (the search with no rule is the generic one's order)
-    flags = rule_flags(rules_by_name(variant))
-    for f in sorted({0, flags & RULE_END, flags & ~RULE_END}):
+    # each rule alone, and none, in this search and in the pending one: the same values (the search
+    # with no rule is the generic one's order)
+    flags = rule_flags(rules_by_name(variant)) & ALL_RULES
+    for f in sorted({0, flags & RULE_END, flags & ~RULE_END, flags} | {r | RULE_PENDING for r in (0, flags)}):
         alone, _n, st = _solve(decks[ok], variant, "auto", None, f)
         assert (st == 0).all() and np.array_equal(alone, slow[ok]), (variant, f)
     # where the limit stopped the generic search, its lower bound never beats the fast search

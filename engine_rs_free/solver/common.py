@@ -20,6 +20,8 @@ _I32 = nb.types.Array(nb.int32, 1, "C")
 MAX_HEIGHT = 64  # cards a pile can hold: 52 at most
 MAX_POSITION_ACTIONS = 512  # legal actions of one position: easy moves (<=48 cards x 6 placements) + 24 deals + 4 discards
 MAX_DEPTH = 8192  # path length: <=~250 progressing actions, each followed by <=23 lone moves
+EVENT_ROWS = 3 * MAX_DEPTH + 256  # events of a pending-discards line: per action at most a move or deal,
+# a card made pending and one turned real, plus each card taken off once (pending.py)
 
 STATUS_SOLVED = 0
 STATUS_GAVE_UP = 1
@@ -61,6 +63,7 @@ class Work(NamedTuple):
     lone: np.ndarray  # bool[MAX_DEPTH]         it was a lone move (the cycle guard reads it)
     keys1: np.ndarray  # uint64[MAX_DEPTH]      each frame's key (the native search: its position)
     keys2: np.ndarray  # uint32[MAX_DEPTH]
+    keys3: np.ndarray  # uint64[MAX_DEPTH]      the pending-discards search: each frame's pending cards
     rbase: np.ndarray  # int32[MAX_DEPTH]       generic search: the undo stack's top when the frame was entered
     scores: np.ndarray  # int32[MAX_DEPTH]      native search: each frame's score
     rec_pile: np.ndarray  # int32[64]           the undo stack of discards: pile and card
@@ -69,6 +72,7 @@ class Work(NamedTuple):
     best_keys1: np.ndarray  # uint64[MAX_DEPTH + 1]  native search: the positions along it
     best_keys2: np.ndarray  # uint32[MAX_DEPTH + 1]
     best_nacts: np.ndarray  # int32[MAX_DEPTH + 1]  native search: the frames' action counts along it
+    events: np.ndarray  # int32[EVENT_ROWS, 4]  the pending-discards search: the replay of its line
 
 
 class NativeDeck(NamedTuple):

@@ -11,6 +11,7 @@ from ..errors import InputRangeError, PositionParseError
 from ..game import N_PILES, State
 from ..rules import FILL_ACE, FILL_ANY, TOP_STRENGTH, Rules, strength_table
 from .common import (
+    EVENT_ROWS,
     MAX_DEPTH,
     MAX_HEIGHT,
     MAX_POSITION_ACTIONS,
@@ -27,6 +28,7 @@ from .generic import _search, easy_rule_flags
 from .lines import _finish_line, _finish_line_native
 from .native import DEAL_BITS, NO_FOREIGN4, _nat_resolve_call, _search_native
 from .optional import _fill_optional_deck, _opt_full_line, _search_optional, rule_flags
+from .pending import RULE_PENDING, _pd_game_line, _search_pending
 from .position import _resolve
 from .table import BUCKET, DEFAULT_TT_BITS, tt_bits_for
 
@@ -47,6 +49,7 @@ class _Workspace:
             lone=np.zeros(MAX_DEPTH, np.bool_),
             keys1=np.zeros(MAX_DEPTH, np.uint64),
             keys2=np.zeros(MAX_DEPTH, np.uint32),
+            keys3=np.zeros(MAX_DEPTH, np.uint64),
             rbase=np.zeros(MAX_DEPTH, np.int32),
             scores=np.zeros(MAX_DEPTH, np.int32),
             rec_pile=np.zeros(64, np.int32),
@@ -55,6 +58,7 @@ class _Workspace:
             best_keys1=np.zeros(MAX_DEPTH + 1, np.uint64),
             best_keys2=np.zeros(MAX_DEPTH + 1, np.uint32),
             best_nacts=np.zeros(MAX_DEPTH + 1, np.int32),
+            events=np.zeros((EVENT_ROWS, 4), np.int32),
         )
         high_bit = np.zeros(1 << 13, np.int8)  # the highest set bit of a pile's 13-bit field
         for f in range(2, 1 << 13):
@@ -196,10 +200,16 @@ def _solve_many(starts, resolve_start, mode, rules, opt_flags, node_limit, table
         elif mode == SEARCH_OPTIONAL:
             _fill_native_deck(deck, init_piles, stocks, n)
             _fill_optional_deck(deck, od, rules)
-            best, blen, nodes, status = _search_optional(ns, DEAL_BITS, start_scores[n], deck, od, rules, opt_flags,
-                                                         node_limit, table, epoch, work)
-            # the line without its safe discards: put them back (the generic finish below counts it)
-            blen = _opt_full_line(best_line, blen, ns, deck, od, opt_flags, work.path)
+            if (opt_flags & RULE_PENDING) != 0:
+                best, blen, nodes, status = _search_pending(ns, start_scores[n], deck, od, rules, opt_flags,
+                                                            node_limit, table, epoch, work)
+                # the line in the search's codes: the game's line (the generic finish below counts it)
+                blen = _pd_game_line(best_line, blen, ns, deck, od, opt_flags, work.events, work.path)
+            else:
+                best, blen, nodes, status = _search_optional(ns, DEAL_BITS, start_scores[n], deck, od, rules,
+                                                             opt_flags, node_limit, table, epoch, work)
+                # the line without its safe discards: put them back (the generic finish below counts it)
+                blen = _opt_full_line(best_line, blen, ns, deck, od, opt_flags, work.path)
         else:
             best, blen, nodes, status = _search(stock, ns, smax, piles, h, start, natives[n], rules, node_limit,
                                                 table, epoch, work, top_mask, opt_flags)

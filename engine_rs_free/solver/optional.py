@@ -42,6 +42,7 @@ RULE_END = 1  # with the stock out every discard is safe
 RULE_NO_TARGET = 2  # a card with no weaker card of its suit in play is safe to discard
 RULE_STRICT_PILES = 4  # strict (with RULE_NO_TARGET): weaker cards dealt to the card's own pile are no targets
 ALL_RULES = RULE_END | RULE_NO_TARGET | RULE_STRICT_PILES
+RULE_PENDING = 32  # search the discards as pending discards (pending.py; the rules above take pending cards off)
 
 
 def rule_flags(rules) -> int:
@@ -51,7 +52,10 @@ def rule_flags(rules) -> int:
     if rules.restrictions:
         return 0
     if rules.fill == FILL_ACE:
-        return ALL_RULES
+        # strict: the pending-discards search (pending.py), 9x fewer positions and about 2x faster
+        return ALL_RULES | RULE_PENDING
+    # standard and reverse: the pending search visits about 3x fewer positions, but each costs
+    # about 4x as much, so this search is the faster one there (docs/solver.md)
     return RULE_END | RULE_NO_TARGET
 
 

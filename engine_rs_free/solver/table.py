@@ -72,3 +72,43 @@ def tt_bits_for(rules: Rules) -> int:
     if rules.fill == FILL_ANY:
         return EASY_TT_BITS
     return STRICT_TT_BITS if rules.fill == FILL_ACE else DEFAULT_TT_BITS
+
+
+@nb.njit(cache=True, inline="always", _nrt=False)
+def _tt3_seen_or_add(table, k1, k2, k3, epoch, sp):
+    """``_tt_seen_or_add`` for a key of three words (the pending-discards search: ``k3`` is its
+    pending cards), in the same table: entries of four words, two to a bucket.
+
+    Entry i of bucket b is ``slots[8b + 4i .. 8b + 4i + 3]`` = (k1, k2 | tag << 32, k3, tag << 32).
+    The tag is written twice so that both layouts read a tag of this epoch only from an entry of
+    their own: words 1 and 5 are tags of ``_tt_seen_or_add``'s entries 0 and 2 and words 3 and 7
+    those of its entries 1 and 3, so an entry of one layout is a free slot to the other (another
+    epoch), and a search uses one layout (one epoch per search).
+    """
+    tt = table.slots
+    # (k3 is spread first: a pending card is also a bit of k1, so k1 ^ k3 alone would fold the
+    # positions that differ in which cards are pending onto one bucket)
+    base = np.int64(_mix(k1 ^ (k3 * np.uint64(0xC2B2AE3D27D4EB4F)), k2) & table.mask) * (2 * BUCKET)
+    victim = base
+    victim_sp = -1
+    for s in range(BUCKET // 2):
+        i = base + 4 * s
+        w = tt[i + 1]
+        tag = np.uint32(w >> np.uint64(32))
+        if (tag >> np.uint32(8)) != epoch:
+            if victim_sp < 1000:
+                victim = i
+                victim_sp = 1000
+            continue
+        if tt[i] == k1 and np.uint32(w & np.uint64(0xFFFFFFFF)) == k2 and tt[i + 2] == k3:
+            return True
+        esp = np.int64(tag & np.uint32(255))
+        if victim_sp < 1000 and esp >= victim_sp:
+            victim = i
+            victim_sp = esp
+    tag = ((np.uint64(epoch) << np.uint64(8)) | np.uint64(sp)) << np.uint64(32)
+    tt[victim] = k1
+    tt[victim + 1] = np.uint64(k2) | tag
+    tt[victim + 2] = k3
+    tt[victim + 3] = tag
+    return False

@@ -1,0 +1,112 @@
+"""The pending-discards search (solver/pending.py) against its twins.
+
+- Values: on full deals the pending search is held deck for deck to the plain optional search
+  (optional.py), a different search over a different state (a kept card is a real card there, and
+  every keep is a branch), itself held to the generic search and the brute force
+  (test_solver_optional, whose full-deal check also runs the pending search, each rule alone and
+  none, against the generic search).
+- Lines: the search's line is in its own codes; ``_pd_game_line`` turns it into a line of the game
+  by the reading docs/solver.md proves. ``game.replay_states`` replays that line with the game's
+  own rules (every discard and move checked legal) and must reach the search's score.
+- The table: the three-word entries find every key again and never answer for a key of the
+  two-word layout or another epoch.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from engine_rs_free import game
+from engine_rs_free.deals import deal_batch
+from engine_rs_free.rules import rules_by_name
+from engine_rs_free.solver import core
+from engine_rs_free.solver.common import Table
+from engine_rs_free.solver.optional import ALL_RULES, RULE_PENDING, rule_flags
+from engine_rs_free.solver.table import BUCKET, _tt3_seen_or_add, _tt_seen_or_add
+
+VARIANTS = ["standard+optional", "strict+optional", "reverse+optional"]
+
+
+def _run(decks, variant, flags, node_limit=None, lines=False):
+    rules = rules_by_name(variant)
+    score, nodes, status, _m, _d, out = core.run(core.deck_inputs(decks), True, rules, node_limit, lines,
+                                                 search="auto", opt_flags=flags)
+    return score.copy(), nodes.copy(), status.copy(), out
+
+
+def _plain_and_pending(variant, decks, limit):
+    """The two searches' values on ``decks`` (each stopped at ``limit`` positions a deal, None for
+    none): equal where both finished; where one gave up, its best score is a lower bound that the
+    other's value must not be below. Returns how many deals both finished."""
+    rules_only = rule_flags(rules_by_name(variant)) & ALL_RULES
+    plain, _pn, plain_status, _ = _run(decks, variant, rules_only, limit)
+    pend, _n, pend_status, _ = _run(decks, variant, rules_only | RULE_PENDING, limit)
+    both = (plain_status == 0) & (pend_status == 0)
+    assert np.array_equal(pend[both], plain[both]), variant
+    only_plain = (plain_status == 0) & (pend_status != 0)
+    only_pend = (pend_status == 0) & (plain_status != 0)
+    assert (pend[only_plain] <= plain[only_plain]).all() and (plain[only_pend] <= pend[only_pend]).all()
+    return int(both.sum())
+
+
+def test_pending_equals_plain_optional_on_strict_deals():
+    decks = deal_batch(41, 0, 150)
+    assert _plain_and_pending("strict+optional", decks, None) == 150
+
+
+@pytest.mark.parametrize("variant", ["standard+optional", "reverse+optional"])
+def test_pending_equals_plain_optional_on_standard_and_reverse_deals(variant):
+    decks = deal_batch(42, 0, 24)
+    assert _plain_and_pending(variant, decks, 300_000) >= 8
+
+
+@pytest.mark.slow
+def test_pending_equals_plain_optional_on_strict_deals_full_count():
+    decks = deal_batch(43, 0, 3000)
+    assert _plain_and_pending("strict+optional", decks, None) == 3000
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("variant", ["standard+optional", "reverse+optional"])
+def test_pending_equals_plain_optional_on_standard_and_reverse_deals_full_count(variant):
+    decks = deal_batch(44, 0, 150)
+    assert _plain_and_pending(variant, decks, 3_000_000) >= 60
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_pending_lines_are_legal_game_lines_to_the_score(variant):
+    decks = deal_batch(2026, 0, 24)
+    flags = rule_flags(rules_by_name(variant)) & ALL_RULES | RULE_PENDING
+    score, _n, _status, lines = _run(decks, variant, flags, 200_000, lines=True)  # (a line of a search stopped early replays too)
+    kept = 0
+    for n, deck in enumerate(decks):
+        states = game.replay_states(deck, lines[n], variant)  # raises on an illegal action
+        assert states[-1].score == score[n], (variant, n, lines[n])
+        # a discardable card left on the table across a deal: a keep the search chose
+        kept += any(_discardable(s, variant) for s, a in zip(states, lines[n].split()) if a == "d")
+    assert kept > 0  # the lines do keep cards (the reading of episodes that turn real is exercised)
+
+
+def _discardable(state, variant):
+    return any(a.kind == "x" for a in game.legal_actions(state, variant))
+
+
+def test_three_word_table_finds_every_key_and_only_its_own():
+    rng = np.random.default_rng(7)
+    buckets = 1 << 10
+    table = Table(np.zeros(2 * BUCKET * buckets, np.uint64), np.uint64(buckets - 1))
+    # keys that differ only in the pending word, as the search's do (a pending card is a bit of k1
+    # too): a hash that folds them together would evict them
+    base = rng.integers(0, 2**52, 200, dtype=np.uint64) & ~np.uint64((1 << 3) | (1 << 17))
+    keys = [(np.uint64(a | p), np.uint32(5), np.uint64(p)) for a in base for p in (0, 1 << 3, 1 << 17, (1 << 3) | (1 << 17))]
+    assert sum(not _tt3_seen_or_add(table, a, b, c, np.uint32(9), 4) for a, b, c in keys) == len(keys)
+    # 800 keys in 2,048 entries: most are still there (a full bucket gives one up). Had the four
+    # keys of each position shared a bucket of two entries, at most half would be.
+    found = sum(_tt3_seen_or_add(table, a, b, c, np.uint32(9), 4) for a, b, c in keys[:400])
+    assert found >= 340
+    # another epoch (another search) sees none of them
+    assert not any(_tt3_seen_or_add(table, a, b, c, np.uint32(10), 4) for a, b, c in keys[:50])
+    # the two-word layout at a later epoch, in the same table: no entry of the other layout answers
+    assert not any(_tt_seen_or_add(table, a, b, np.uint32(11), 4) for a, b, _c in keys[:400])
+    assert not any(_tt3_seen_or_add(table, a, b, c, np.uint32(12), 4) for a, b, c in keys[:400])

@@ -163,13 +163,14 @@ def _pd_set_top_pending(mask, fw, pend, p, on):
 
 
 @nb.njit(cache=True, inline="always", _nrt=False)
-def _pd_no_target(pend, mask, fw, sp, deck, od, flags, ev, ne):
-    """RULE_NO_TARGET (RULE_STRICT_PILES): take off every pending card, anywhere, that no card in
-    play can ever need as a beater. Returns (mask, fw, pend, events, any taken off)."""
+def _pd_no_target(which, pend, mask, fw, sp, deck, od, flags, ev, ne):
+    """RULE_NO_TARGET (RULE_STRICT_PILES): take off every pending card of ``which`` (pending-word
+    bits), anywhere, that no card in play can ever need as a beater. Returns (mask, fw, pend,
+    events, any taken off)."""
     live = _opt_in_play(mask, fw, sp, deck)
     strict_piles = (flags & RULE_STRICT_PILES) != 0
     any_off = False
-    own = pend & MASK52
+    own = which & pend & MASK52
     while own != 0:
         b = _high_bit(own)
         own &= ~(_ONE << np.uint64(b))
@@ -182,7 +183,7 @@ def _pd_no_target(pend, mask, fw, sp, deck, od, flags, ev, ne):
             any_off = True
             ne = _pd_record(ev, ne, EV_GONE, np.int64(deck.pcard[b]), 0, 0)
     for p in range(4):
-        if (pend >> np.uint64(FOREIGN_PEND + p)) & _ONE:
+        if ((which & pend) >> np.uint64(FOREIGN_PEND + p)) & _ONE:
             fb = _nat_foreign(fw, p)
             b = np.int64(deck.pbit[fb])
             targets = od.weaker_other[b] if strict_piles else od.weaker[b]
@@ -196,11 +197,17 @@ def _pd_no_target(pend, mask, fw, sp, deck, od, flags, ev, ne):
 
 
 @nb.njit(cache=True, inline="always", _nrt=False)
-def _pd_settle(mask, fw, pend, sp, nstock, deck, od, flags, ev, ne):
+def _pd_settle(mask, fw, pend, sp, nstock, deck, od, flags, ev, ne, left_play):
     """Make pending every real top card that a real top card beats (all at once: the strongest real
     top of each suit beats the others), then take off the pending cards the rules prove are never
-    needed; repeat until nothing changes. Returns (mask, fw, pend, cards made pending, events)."""
+    needed; repeat until nothing changes. Returns (mask, fw, pend, cards made pending, events).
+
+    ``left_play``: some card left play since the last settle (a card taken off). RULE_NO_TARGET
+    reads only the cards in play, so without that only the cards made pending here are checked
+    (each pending card passed the check when it became pending, and its targets are still there).
+    """
     gained = 0
+    fresh = np.uint64(0)  # pending-word bits of the cards made pending here
     while True:
         t0, q0 = _pd_top(mask, fw, pend, 0, deck)
         t1, q1 = _pd_top(mask, fw, pend, 1, deck)
@@ -217,7 +224,9 @@ def _pd_settle(mask, fw, pend, sp, nstock, deck, od, flags, ev, ne):
         if d0 or d1 or d2 or d3:
             for p in range(4):
                 if (p == 0 and d0) or (p == 1 and d1) or (p == 2 and d2) or (p == 3 and d3):
+                    before = pend
                     pend = _pd_set_top_pending(mask, fw, pend, p, True)
+                    fresh |= pend & ~before
                     gained += 1
                     if ev.shape[0] > 0:
                         card, _q = _pd_at(mask, fw, pend, p, 0, deck)
@@ -235,9 +244,14 @@ def _pd_settle(mask, fw, pend, sp, nstock, deck, od, flags, ev, ne):
                     mask, fw, pend, card = _pd_pop(mask, fw, pend, p, deck)
                     ne = _pd_record(ev, ne, EV_GONE, card, 0, 0)
                     changed = True
-        if pend != 0 and (flags & RULE_NO_TARGET) != 0:
-            mask, fw, pend, ne, off = _pd_no_target(pend, mask, fw, sp, deck, od, flags, ev, ne)
-            changed = changed or off
+                    left_play = True
+        which = pend if left_play else fresh
+        if (pend & which) != 0 and (flags & RULE_NO_TARGET) != 0:
+            mask, fw, pend, ne, off = _pd_no_target(which, pend, mask, fw, sp, deck, od, flags, ev, ne)
+            if off:
+                changed = True
+                left_play = True
+        fresh = np.uint64(0)
         if not changed:
             return mask, fw, pend, gained, ne
 
@@ -252,6 +266,7 @@ def _pd_apply(a, mask, fw, pend, sp, nstock, deck, od, flags, ev, ne):
     kind = a & 3
     gained = 0
     lone = False
+    left_play = False
     if kind == KIND_DEAL:
         sp += 4
         mask |= DEAL_BITS << np.uint64(sp >> 2)
@@ -264,6 +279,7 @@ def _pd_apply(a, mask, fw, pend, sp, nstock, deck, od, flags, ev, ne):
         mask, fw, pend, ne = _pd_take_off(mask, fw, pend, p, nx - 1, deck, ev, ne)
         mask, fw, pend, ne = _pd_take_off(mask, fw, pend, q, dy, deck, ev, ne)
         pend = _pd_set_top_pending(mask, fw, pend, p, True)
+        left_play = True  # (x is new to the pending cards: the settle checks them all)
         if ev.shape[0] > 0:
             card, _q = _pd_at(mask, fw, pend, p, 0, deck)
             ne = _pd_record(ev, ne, EV_PEND, card, KIND_DISCARD + 4 * p, 0)
@@ -284,6 +300,7 @@ def _pd_apply(a, mask, fw, pend, sp, nstock, deck, od, flags, ev, ne):
         mask, fw, pend, card = _pd_pop(mask, fw, pend, src, deck)
         nd, _allp = _pd_reach(mask, fw, pend, dst)
         lone = dz == 0 and nd == 0 and _nat_field(mask, src) == 0 and _nat_foreign(fw, src) == 255
+        left_play = dz > 0 or nd > 0
         mask, fw, pend, ne = _pd_take_off(mask, fw, pend, dst, nd, deck, ev, ne)
         home = np.int64(deck.pbit[card])
         if home // 13 == dst:
@@ -296,7 +313,7 @@ def _pd_apply(a, mask, fw, pend, sp, nstock, deck, od, flags, ev, ne):
             if z_pending:
                 pend |= _ONE << np.uint64(FOREIGN_PEND + dst)
         ne = _pd_record(ev, ne, EV_MOVE, card, KIND_MOVE + 4 * src + 16 * dst, 1 if z_pending else 0)
-    mask, fw, pend, g2, ne = _pd_settle(mask, fw, pend, sp, nstock, deck, od, flags, ev, ne)
+    mask, fw, pend, g2, ne = _pd_settle(mask, fw, pend, sp, nstock, deck, od, flags, ev, ne, left_play)
     return mask, fw, pend, sp, gained + g2, lone, ne
 
 
@@ -319,7 +336,12 @@ def _pd_gen(mask, fw, pend, sp, nstock, deck, rules, out):
     r1, a1 = _pd_reach(mask, fw, pend, 1)
     r2, a2 = _pd_reach(mask, fw, pend, 2)
     r3, a3 = _pd_reach(mask, fw, pend, 3)
+    # with every top real and no pile of pending cards alone, the settle made every discard
+    some_pending = r0 > 1 or r1 > 1 or r2 > 1 or r3 > 1 or (a0 and r0 > 0) or (a1 and r1 > 0) or \
+        (a2 and r2 > 0) or (a3 and r3 > 0)
     for p in range(4):
+        if not some_pending:
+            break
         np_ = r0 if p == 0 else (r1 if p == 1 else (r2 if p == 2 else r3))
         allp = a0 if p == 0 else (a1 if p == 1 else (a2 if p == 2 else a3))
         if allp:
@@ -351,6 +373,8 @@ def _pd_gen(mask, fw, pend, sp, nstock, deck, rules, out):
                 first_empty = p
                 break
     for src in range(4):
+        if not (a0 or a1 or a2 or a3):
+            break  # no pile to move into
         ns = r0 if src == 0 else (r1 if src == 1 else (r2 if src == 2 else r3))
         for dz in range(ns):
             if strict:
@@ -400,7 +424,7 @@ def _search_pending(nstock, start_score, deck, od, rules, flags, node_limit, tab
     best_line = work.best_line
     no_ev = work.events[:0]
     mask, fw, pend, gained, _ne = _pd_settle(DEAL_BITS, NO_FOREIGN4, np.uint64(0), 0, nstock, deck, od, flags,
-                                             no_ev, 0)
+                                             no_ev, 0, True)
     start_score += gained
     best = start_score
     best_len = 0
@@ -480,7 +504,7 @@ def _pd_game_line(line, nline, nstock, deck, od, flags, ev, scratch):
     """
     for i in range(nline):
         scratch[i] = line[i]
-    mask, fw, pend, _g, ne = _pd_settle(DEAL_BITS, NO_FOREIGN4, np.uint64(0), 0, nstock, deck, od, flags, ev, 0)
+    mask, fw, pend, _g, ne = _pd_settle(DEAL_BITS, NO_FOREIGN4, np.uint64(0), 0, nstock, deck, od, flags, ev, 0, True)
     sp = np.int64(0)
     for i in range(nline):
         mask, fw, pend, sp, _g, _lone, ne = _pd_apply(scratch[i], mask, fw, pend, sp, nstock, deck, od, flags,

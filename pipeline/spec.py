@@ -229,10 +229,11 @@ DEFAULT_SPEC = {
     # 200k-500k; solver standard/reverse ~90, strict ~14000, easy ~6 (heavy-tailed: the first 500
     # easy deals take 80 core-seconds, one of them 25 s; specs/easy.toml solves 20,000 in a
     # night, so the default keeps a check sample); with optional discards
-    # (Dec 1, the dominance rules of docs/solver.md) strict+optional ~4 and standard+optional
-    # ~0.13, heavy-tailed (deal 35 of standard+optional takes 1.4e9 positions, 220 s; one of
-    # strict+optional's deals 900..999 takes 7e8), so they get the first 20 and 500 deals (about
-    # 40 s and 80 s). The honest players take every discard at once, so their optional rows
+    # (Dec 1, the dominance rules of docs/solver.md) standard+optional ~0.13, heavy-tailed (deal
+    # 35 takes 1.4e9 positions, 220 s), so it gets the first 20 deals (about 40 s);
+    # strict+optional, searched as pending discards, ~57 (its first 2,000 deals: 35 core-seconds,
+    # 69,000 positions a deal, the largest 5.5e6 where the plain search needed 7e8 for one of
+    # deals 900..999), so it gets 2,000. The honest players take every discard at once, so their optional rows
     # equal their forced ones; only the cheap ones play optional discards.
     # restricted solver standard ~18000, easy ~220; ladder (standard) sensible ~1500, leftmost
     # ~220, must_fill ~3400; pimc:samples=8 standard/reverse ~150, strict ~1000, easy far under 0.1.
@@ -245,7 +246,7 @@ DEFAULT_SPEC = {
         "easy/solver": 100,
         # the value of optional discards to the clairvoyant player (queries/value_of_optional.sql)
         "standard+optional/solver": 20,
-        "strict+optional/solver": 500,
+        "strict+optional/solver": 2_000,
         **{f"{v}/{p}": 0 for v in ("standard+optional", "strict+optional")
            for p in ("solver:sensible+leftmost+must_fill", "pimc:samples=8")},
         "solver:sensible+leftmost+must_fill": 20_000,

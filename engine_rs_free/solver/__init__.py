@@ -15,8 +15,10 @@ it is made fast, and what was measured on the way, is in ``docs/solver.md``.
 The modules: ``table`` (the visited set), ``position`` (a position as piles
 and heights, its actions and key), ``generic`` (the search over that form),
 ``native`` (the search over a fresh deal's 52-bit form, 1.5-1.9x faster),
-``bounds`` (the strict bound), ``lines`` (the best line turned into the
-result), ``core`` (the compiled batch loop and its buffers).
+``optional`` and ``pending`` (the searches with optional discards: the
+plain one with its dominance rules, and the one over pending discards that
+strict uses), ``bounds`` (the strict bound), ``lines`` (the best line turned
+into the result), ``core`` (the compiled batch loop and its buffers).
 """
 
 from __future__ import annotations

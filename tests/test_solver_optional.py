@@ -118,12 +118,12 @@ def _solve(decks, variant, search, node_limit, flags=None):
     return score.copy(), nodes.copy(), status.copy()
 
 
-def _check_against_generic(variant, count, seed, limit, min_solved, search_flags=None):
+def _check_against_generic(variant, count, seed, limit, min_solved):
     decks = deal_batch(seed, 0, count)
     slow, slow_nodes, slow_status = _solve(decks, variant, "generic", limit)
     ok = slow_status == 0
     assert ok.sum() >= min_solved, (variant, int(ok.sum()))
-    fast, fast_nodes, fast_status = _solve(decks[ok], variant, "auto", None, search_flags)
+    fast, fast_nodes, fast_status = _solve(decks[ok], variant, "auto", None)
     assert (fast_status == 0).all()
     assert np.array_equal(fast, slow[ok]), variant
     # each rule alone, and none, in this search and in the pending one: the same values (the search

@@ -213,12 +213,13 @@ def _toml_value(v: object) -> str:
 _LADDER = ("solver:sensible", "solver:leftmost", "solver:must_fill")
 _PLAIN = ("nomove", "greedy", "human", "lookahead")
 _BRACKET = ("adp", "bound")  # canonicalised when the spec is loaded
+_OPTIONAL = ("standard+optional", "strict+optional", "reverse+optional")
 
 DEFAULT_SPEC = {
     "seed": 2026,
     "start": 0,
     "deals": 200_000,
-    "variants": ["standard", "strict", "easy", "reverse", "standard+optional", "strict+optional"],
+    "variants": ["standard", "strict", "easy", "reverse", "standard+optional", "strict+optional", "reverse+optional"],
     "policies": [*_PLAIN, "solver", "solver:sensible+leftmost+must_fill", *_LADDER, "pimc:samples=8",
                  *_BRACKET],
     "batch_size": 25_000,
@@ -230,7 +231,8 @@ DEFAULT_SPEC = {
     # easy deals take 80 core-seconds, one of them 25 s; specs/easy.toml solves 20,000 in a
     # night, so the default keeps a check sample); with optional discards
     # (Dec 1, the dominance rules of docs/solver.md) standard+optional ~0.13, heavy-tailed (deal
-    # 35 takes 1.4e9 positions, 220 s), so it gets the first 20 deals (about 40 s);
+    # 35 takes 1.4e9 positions, 220 s), so it gets the first 20 deals (about 40 s), and so does
+    # reverse+optional (Dec 1: its first 20 deals 36 core-seconds, deal 7 alone 21 s);
     # strict+optional, searched as pending discards, ~57 (its first 2,000 deals: 35 core-seconds,
     # 69,000 positions a deal, the largest 5.5e6 where the plain search needed 7e8 for one of
     # deals 900..999), so it gets 2,000. The honest players take every discard at once, so their optional rows
@@ -247,13 +249,12 @@ DEFAULT_SPEC = {
         # the value of optional discards to the clairvoyant player (queries/value_of_optional.sql)
         "standard+optional/solver": 20,
         "strict+optional/solver": 2_000,
-        **{f"{v}/{p}": 0 for v in ("standard+optional", "strict+optional")
-           for p in ("solver:sensible+leftmost+must_fill", "pimc:samples=8")},
+        "reverse+optional/solver": 20,
+        **{f"{v}/{p}": 0 for v in _OPTIONAL for p in ("solver:sensible+leftmost+must_fill", "pimc:samples=8")},
         "solver:sensible+leftmost+must_fill": 20_000,
         "easy/solver:sensible+leftmost+must_fill": 2_000,
         # the ladder of solver restrictions: standard only
-        **{f"{v}/{p}": 0 for v in ("strict", "easy", "reverse", "standard+optional", "strict+optional")
-           for p in _LADDER},
+        **{f"{v}/{p}": 0 for v in ("strict", "easy", "reverse", *_OPTIONAL) for p in _LADDER},
         "solver:sensible": 20_000,
         "solver:leftmost": 2_000,
         "solver:must_fill": 20_000,
@@ -272,7 +273,7 @@ DEFAULT_SPEC = {
             ("standard", "adp", 200), ("reverse", "adp", 100), ("strict", "adp", 1_000), ("easy", "adp", 0),
             ("standard", "bound", 40), ("reverse", "bound", 20), ("strict", "bound", 1_000), ("easy", "bound", 0))},
         # not defined for discards=optional either (the bracket's honest state assumes forced discards)
-        **{f"{v}/{p}": 0 for v in ("standard+optional", "strict+optional") for p in _BRACKET},
+        **{f"{v}/{p}": 0 for v in _OPTIONAL for p in _BRACKET},
     },
     "batch_sizes": {
         "solver": 500,

@@ -17,6 +17,8 @@ from pipeline.storage import batch_path, decode_name, encode_name, parse_batch_p
 def test_default_spec_is_valid_and_covers_the_four_variants():
     spec = default_spec()
     assert spec.variants[:4] == ("standard", "strict", "easy", "reverse")
+    # the clairvoyant value of optional discards for every variant but easy (issue 16)
+    assert all(spec.deals_for(f"{v}+optional", "solver") > 0 for v in ("standard", "strict", "reverse"))
     assert {"nomove", "greedy", "solver", "solver:sensible+leftmost+must_fill"} <= set(spec.policies)
     assert spec.deals_for("standard", "greedy") == DEFAULT_SPEC["deals"]
     assert spec.deals_for("standard", "solver") < spec.deals
@@ -39,10 +41,15 @@ def test_every_shipped_spec_loads_and_plans_what_its_header_promises(path):
         assert spec.batch_size_for("easy", "solver") <= 10
     if path.name == "honest-bracket.toml":
         assert spec.deals_for("standard", canonical_policy("bound")) == 8_000
+    if path.name == "optional.toml":
+        # issue 16: the value of optional discards, each optional variant paired with its forced one
+        for forced in ("standard", "strict", "reverse"):
+            n = spec.deals_for(f"{forced}+optional", "solver")
+            assert n >= 2_000 and spec.deals_for(forced, "solver") >= n
 
 
 def test_the_shipped_specs_are_the_ones_tested():
-    assert {p.name for p in SPECS} >= {"easy.toml", "honest-bracket.toml"}
+    assert {p.name for p in SPECS} >= {"easy.toml", "honest-bracket.toml", "optional.toml"}
 
 
 def test_run_id_ignores_counts_caps_batching_and_location_but_not_identity():

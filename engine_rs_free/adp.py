@@ -62,6 +62,7 @@ from .value import (
     _sample_tuples,
     expected_w,
     load_model,
+    look_key,
     mask_to_cards,
     q_model,
     w_of,
@@ -196,7 +197,7 @@ def _play_moves(P, H, r, srcs, st, su, fill, line, nl, decisions):
 
 @nb.njit(cache=True)
 def _decide(P, H, KM, KF, r, und, decision, seed_lo, seed_hi, idx_lo, idx_hi, look, samples, exact, st, su, fill,
-            W1, b1, w2, b2, mu, sd, fx, choice_tup):
+            W1, b1, w2, b2, mu, sd, fx, lk, choice_tup):
     """(pick, m): the position the player deals from, as index ``pick`` into the reach list of row r
     (rows ROW_R8 + i, m of them).
 
@@ -228,7 +229,7 @@ def _decide(P, H, KM, KF, r, und, decision, seed_lo, seed_hi, idx_lo, idx_hi, lo
             v = q2(P, H, KM, KF, u, cards8, st, su, fill)
         elif look == 1:
             v = expected_w(P, H, KM, KF, u, und, choice_tup, 0, samples, W_MODEL, st, su, fill,
-                           W1, b1, w2, b2, mu, sd, fx)
+                           W1, b1, w2, b2, mu, sd, fx, lk)
         else:
             v = q_model(P, H, u, und, n // 4, st, su, fill, W1, b1, w2, b2, mu, sd, fx)
         if v > best + 1e-12:
@@ -239,7 +240,7 @@ def _decide(P, H, KM, KF, r, und, decision, seed_lo, seed_hi, idx_lo, idx_hi, lo
 
 @nb.njit(cache=True)
 def _play(deck, seed_lo, seed_hi, idx_lo, idx_hi, look, samples, exact, st, su, fill,
-          W1, b1, w2, b2, mu, sd, P, H, KM, KF, fx, ptup, poff, line, choice_tup):
+          W1, b1, w2, b2, mu, sd, P, H, KM, KF, fx, lk, ptup, poff, line, choice_tup):
     """Play one deck; returns (score, moves, decisions, line length, z) with z the penalty of the line.
 
     ``ptup``/``poff``: the penalty tuples of each deal (bound.deal_tuples). The line goes to ``line``
@@ -263,7 +264,7 @@ def _play(deck, seed_lo, seed_hi, idx_lo, idx_hi, look, samples, exact, st, su, 
     seq = np.zeros(64, np.int64)
     for d in range(12):
         pick, m = _decide(P, H, KM, KF, r, und, decision, seed_lo, seed_hi, idx_lo, idx_hi, look, samples, exact,
-                          st, su, fill, W1, b1, w2, b2, mu, sd, fx, choice_tup)
+                          st, su, fill, W1, b1, w2, b2, mu, sd, fx, lk, choice_tup)
         if pick < 0:
             return -1, 0, 0, 0, 0.0
         if m > 1:
@@ -282,13 +283,13 @@ def _play(deck, seed_lo, seed_hi, idx_lo, idx_hi, look, samples, exact, st, su, 
             decisions += 1
         # the penalty of this deal: its expected W (the bound's tuples) before, the W after
         e_w = expected_w(P, H, KM, KF, r, und, ptup, poff[d], poff[d + 1], W_MODEL, st, su, fill,
-                         W1, b1, w2, b2, mu, sd, fx)
+                         W1, b1, w2, b2, mu, sd, fx, lk)
         c0, c1, c2, c3 = deck[4 + 4 * d], deck[5 + 4 * d], deck[6 + 4 * d], deck[7 + 4 * d]
         deal4(P, H, r, c0, c1, c2, c3, st, su)
         und &= ~(bit(c0) | bit(c1) | bit(c2) | bit(c3))
         line[nl] = DEAL_CODE
         nl += 1
-        w_after = w_of(P, H, KM, KF, r, und, W_MODEL, st, su, fill, W1, b1, w2, b2, mu, sd, fx)
+        w_after = w_of(P, H, KM, KF, r, und, W_MODEL, st, su, fill, W1, b1, w2, b2, mu, sd, fx, lk)
         if e_w < 0 or w_after < 0:
             return -1, 0, 0, 0, 0.0
         z += w_after - e_w
@@ -339,10 +340,11 @@ def play(decks, rules, spec: str | PlayerSpec | AdpSpec, *, seed: int, indices=N
         idx = int(indices[g])
         deck = decks[g]
         ptup, poff = deal_tuples([int(c) for c in deck[4:]], samples=spec.psamples, exact=spec.pexact, seed=seed,
-                                 index=idx)
+                                 index=idx, look=model.look8)
         sc, mv, dec, nl, z = _play(deck.astype(np.int64), seed_lo, seed_hi, np.uint32(idx & 0xFFFFFFFF),
                                    np.uint32(idx >> 32), spec.look, spec.samples, spec.exact, st, su, fill,
-                                   *model.arrays, P, H, KM, KF, fx, ptup, poff, line, choice_tup)
+                                   *model.arrays, P, H, KM, KF, fx, look_key(model.look8, seed, idx), ptup, poff,
+                                   line, choice_tup)
         if sc < 0:
             raise RuntimeError(f"adp player failed on deal {idx}: a reach list overflowed")
         score[g], moves[g], decisions[g] = sc, mv, dec
@@ -383,7 +385,7 @@ def choose(state, rules, spec: str | PlayerSpec | AdpSpec, *, seed: int, index: 
     pick, m = _decide(P, H, KM, KF, r, undealt_mask(state.stock), decision, np.uint32(seed & 0xFFFFFFFF),
                       np.uint32(seed >> 32), np.uint32(index & 0xFFFFFFFF), np.uint32(index >> 32), spec.look,
                       spec.samples, spec.exact, st, su, fill, *model.arrays, np.zeros(64),
-                      np.zeros((spec.samples, 4), np.int8))
+                      look_key(model.look8, seed, index), np.zeros((spec.samples, 4), np.int8))
     if pick < 0:
         raise RuntimeError("the reach list overflowed")
     seq = []

@@ -60,6 +60,8 @@ from .value import (
     all_tuples,
     expected_w,
     load_model,
+    look_key,
+    look_tuples,
     sample_tuples,
     w_of,
 )
@@ -122,20 +124,27 @@ def w_kind_and_model(w: str, rules) -> tuple[int, Model]:
     return W_MODEL, load_model(w, rule_tables(rules)[2] == 1)
 
 
-def deal_tuples(stock_cards: list[int], *, samples: int, exact: int, seed: int, index: int, stream=STREAM_PENALTY):
+def deal_tuples(stock_cards: list[int], *, samples: int, exact: int, seed: int, index: int, stream=STREAM_PENALTY,
+                look: int = 0):
     """The tuples of every deal of a stock: (tuples int8[T, 4], offsets int64[D+1]), D = len(stock)/4.
 
     Deal i (stock position 4i, n = len(stock) - 4i undealt cards) has tuples[off[i]:off[i+1]]: every
     ordered 4-tuple of those cards when n <= exact, else ``samples`` tuples sampled with counter 4i.
     They depend on the *set* of cards from position 4i on (honest knowledge), not their order.
+    With a look-ahead model (``look`` = its ``look8`` > 0) the deal from 8 undealt (n = 8 > exact) takes
+    the first deals of that model's orders (``value.look_tuples``), so its penalty term telescopes.
     """
     nstock = len(stock_cards)
     parts, off = [], [0]
     for i in range(nstock // 4):
         rest = stock_cards[4 * i:]
         n = len(rest)
-        t = all_tuples(rest) if n <= exact else sample_tuples(rest, samples, seed=seed, index=index,
-                                                               counter=4 * i, stream=stream)
+        if n <= exact:
+            t = all_tuples(rest)
+        elif n == 8 and look > 0:
+            t = look_tuples(rest, look, seed=seed, index=index)
+        else:
+            t = sample_tuples(rest, samples, seed=seed, index=index, counter=4 * i, stream=stream)
         parts.append(t)
         off.append(off[-1] + len(t))
     tuples = np.concatenate(parts) if parts else np.zeros((0, 4), np.int8)
@@ -197,7 +206,7 @@ def _memo_put(mk1, mk2, mep, mv, ms, mm, k1, k2, epoch, bits, v, sc, mo):
 
 @nb.njit(cache=True)
 def _search(P, H, KM, KF, root, stock, nstock, start_score, natives, und_at, tuples, toff, kind, st, su, fill,
-            W1, b1, w2, b2, mu, sd, fx, mk1, mk2, mep, mv, ms, mm, epoch, bits,
+            W1, b1, w2, b2, mu, sd, fx, lk, mk1, mk2, mep, mv, ms, mm, epoch, bits,
             fsp, fn, fi, facts, fbest, fbs, fbm, fpen, fcur, fk1, fk2):
     """The penalised value of the position in pool row ``root`` (stock ``stock[:nstock]`` in order).
 
@@ -239,7 +248,7 @@ def _search(P, H, KM, KF, root, stock, nstock, start_score, natives, und_at, tup
             if kind != W_ZERO:
                 i = sp // 4
                 pen = expected_w(P, H, KM, KF, row, und_at[i], tuples, toff[i], toff[i + 1], kind, st, su, fill,
-                                 W1, b1, w2, b2, mu, sd, fx)
+                                 W1, b1, w2, b2, mu, sd, fx, lk)
                 if pen < 0:
                     return np.nan, 0, 0, nodes
                 fpen[k] = pen
@@ -257,7 +266,8 @@ def _search(P, H, KM, KF, root, stock, nstock, start_score, natives, und_at, tup
                 csp = sp + 4
                 edge = fpen[k]
                 if kind != W_ZERO:
-                    w = w_of(P, H, KM, KF, child, und_at[csp // 4], kind, st, su, fill, W1, b1, w2, b2, mu, sd, fx)
+                    w = w_of(P, H, KM, KF, child, und_at[csp // 4], kind, st, su, fill, W1, b1, w2, b2, mu, sd, fx,
+                             lk)
                     if w < 0:
                         return np.nan, 0, 0, nodes
                     edge -= w
@@ -387,12 +397,13 @@ def penalised_value(piles, stock, rules, *, w: str = DEFAULT_MODEL, samples: int
             m |= 1 << c
         und_at[i] = np.uint64(m)
     if tuples is None:
-        tuples = deal_tuples(stock, samples=samples, exact=exact, seed=seed, index=index)
+        tuples = deal_tuples(stock, samples=samples, exact=exact, seed=seed, index=index, look=model.look8)
     tup, toff = tuples
     on = sum(len(p) for p in piles)
     start_score = 52 - on - len(stock)
     v, sc, mo, nodes = _search(P, H, KM, KF, root, np.array(stock + [0] * 4, np.int8), len(stock), start_score,
                                natives, und_at, tup, toff, kind, st, su, fill, *model.arrays, ws.fx,
+                               look_key(model.look8, seed, index),
                                ws.mk1, ws.mk2, ws.mep, ws.mv, ws.ms, ws.mm, np.uint32(ws.next_epoch()), MEMO_BITS,
                                *ws.frames)
     if np.isnan(v):
@@ -464,7 +475,8 @@ def line_penalty(deck, line: str, rules, *, w: str = DEFAULT_MODEL, samples: int
     st, su, fill = rule_tables(rules)
     kind, model = w_kind_and_model(w, rules)
     deck = [int(c) for c in deck]
-    tup, toff = deal_tuples(deck[4:], samples=samples, exact=exact, seed=seed, index=index)
+    tup, toff = deal_tuples(deck[4:], samples=samples, exact=exact, seed=seed, index=index, look=model.look8)
+    lk = look_key(model.look8, seed, index)
     states = replay_states(np.asarray(deck, np.uint8), line, rules)
     P, H, KM, KF = _ws().pool
     u_row, a_row = POOL_ROWS - 1, POOL_ROWS
@@ -477,12 +489,27 @@ def line_penalty(deck, line: str, rules, *, w: str = DEFAULT_MODEL, samples: int
         pool_row(P, H, u_row, before.piles)
         pool_row(P, H, a_row, after.piles)
         e = expected_w(P, H, KM, KF, u_row, _mask(before.stock), tup, toff[i], toff[i + 1], kind, st, su, fill,
-                       *model.arrays, fx)
-        wa = w_of(P, H, KM, KF, a_row, _mask(after.stock), kind, st, su, fill, *model.arrays, fx)
+                       *model.arrays, fx, lk)
+        wa = w_of(P, H, KM, KF, a_row, _mask(after.stock), kind, st, su, fill, *model.arrays, fx, lk)
         if e < 0 or wa < 0:
             raise RuntimeError("a W evaluation failed: a reach list overflowed")
         z += wa - e
     return z
+
+
+def w_value(piles, undealt, rules, *, w: str = DEFAULT_MODEL, seed: int = 0, index: int = 0) -> float:
+    """W of the position ``piles`` just after a deal, with the cards ``undealt`` (their set) still to come:
+    ``value.w_of`` under the W named ``w``, a look-ahead model's orders keyed by (seed, index)."""
+    st, su, fill = rule_tables(rules)
+    kind, model = w_kind_and_model(w, rules)
+    P, H, KM, KF = _ws().pool
+    row = POOL_ROWS - 1
+    pool_row(P, H, row, piles)
+    v = w_of(P, H, KM, KF, row, _mask(undealt), kind, st, su, fill, *model.arrays, np.zeros(64),
+             look_key(model.look8, seed, index))
+    if v < 0:
+        raise RuntimeError("a W evaluation failed: a reach list overflowed (or w=exact beyond 8 undealt)")
+    return float(v)
 
 
 def _mask(cards) -> np.uint64:

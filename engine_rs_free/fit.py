@@ -1,10 +1,10 @@
 """Fit the value model W (``value.Model``) by fitted value iteration, backwards over the deals.
 
     python -m engine_rs_free.fit --name w1 [--variant standard] [--games 30000] [--tuples 32] [--seed 19]
-                                 [--features 30]
+                                 [--features 30] [--look8 0]
 
-(the shipped ``w1.npz`` and ``w1-strict.npz`` were made so; the refit command of a model is
-in its ``meta``).
+(the shipped ``w1.npz`` and ``w1-strict.npz`` were made so, ``w3.npz`` with ``--name w3 --look8 32``;
+the refit command of a model is in its ``meta``).
 
 Seed-reproducible: the same arguments give the same file, bit for bit, on the
 same NumPy/Numba (the states come from seeded deals and a seeded behaviour
@@ -21,7 +21,10 @@ policy, the targets from seeded tuples, the fit from a seeded generator).
    W_{k-1}(position after the deal), where W_1 is exact (``expectimax.v1``) and
    W_{k-1} for k > 2 is the best Q̂_{k-1} over the positions reachable by moves:
    the network just fitted. So Q̂_k approximates E[max Q̂_{k-1}], the Bellman
-   equation of honest play.
+   equation of honest play. With ``--look8 K`` W_2 is instead the look-ahead over K
+   keyed orders on the exact V_1 (``value.look8``; each state's orders keyed by its
+   number and stage), so stage 3 is fitted to that W; the network of stage 2 is
+   still fitted (W no longer reads it; ``adp:look=0,exact=4`` does).
 3. The network of stage k: the features of ``value.features`` (standardised),
    one tanh hidden layer, a logistic output, fitted to the targets by Adam on the
    cross-entropy with soft targets. 10 % of the states are held out; the fit
@@ -47,7 +50,7 @@ from .deals import deal_batch
 from .errors import InputRangeError
 from .infostate import POOL_ROWS, ROW_TMP, TOP, bit, copy_row, deal4, new_pool, on_table, reach, resolve, rule_tables
 from .rules import rules_by_name
-from .value import N_FEATURES, W_MODEL, Model, features_full, q_model, w_of
+from .value import MAX_LOOK, N_FEATURES, W_MODEL, Model, features_full, look_key, q_model, w_of
 
 HIDDEN = 32
 STATE_H = 16  # cards a pile can hold in a game from a fresh deal: 13 at most
@@ -116,8 +119,11 @@ def _generate(decks, explore, seed, use_model, st, su, fill, W1, b1, w2, b2, mu,
 
 
 @nb.njit(cache=True)
-def _targets(sp, sh, sund, tuples, st, su, fill, W1, b1, w2, b2, mu, sd, P, H, KM, KF, fx, y, X):
-    """y[j] = mean W after the sampled deals tuples[j] of state j; X[j] = its features."""
+def _targets(sp, sh, sund, tuples, st, su, fill, W1, b1, w2, b2, mu, sd, P, H, KM, KF, fx, lk, y, X):
+    """y[j] = mean W after the sampled deals tuples[j] of state j; X[j] = its features.
+
+    ``lk``: the look-ahead key (value.look_key); its deal index words are set to j here, so the
+    look-ahead orders of each state are its own."""
     r = POOL_ROWS - 1
     child = POOL_ROWS - 2
     for j in range(sp.shape[0]):
@@ -126,6 +132,7 @@ def _targets(sp, sh, sund, tuples, st, su, fill, W1, b1, w2, b2, mu, sd, P, H, K
             for i in range(sh[j, p]):
                 P[r, p, i] = sp[j, p, i]
         features_full(P, H, r, sund[j], st, su, fill, X.shape[1], fx)
+        lk[3] = np.uint32(j)
         for f in range(X.shape[1]):
             X[j, f] = fx[f]
         tot = 0.0
@@ -134,7 +141,7 @@ def _targets(sp, sh, sund, tuples, st, su, fill, W1, b1, w2, b2, mu, sd, P, H, K
             c0, c1, c2, c3 = tuples[j, t, 0], tuples[j, t, 1], tuples[j, t, 2], tuples[j, t, 3]
             deal4(P, H, child, c0, c1, c2, c3, st, su)
             after = sund[j] & ~(bit(c0) | bit(c1) | bit(c2) | bit(c3))
-            tot += w_of(P, H, KM, KF, child, after, W_MODEL, st, su, fill, W1, b1, w2, b2, mu, sd, fx)
+            tot += w_of(P, H, KM, KF, child, after, W_MODEL, st, su, fill, W1, b1, w2, b2, mu, sd, fx, lk)
         y[j] = tot / tuples.shape[1]
 
 
@@ -198,7 +205,8 @@ def predict(net, X):
 
 
 def fit(variant: str, *, games: int, tuples: int, seed: int, explore: float, hidden: int = HIDDEN,
-        start_model: Model | None = None, name: str = "w1", n_features: int = 30, log=print) -> Model:
+        start_model: Model | None = None, name: str = "w1", n_features: int = 30, look8: int = 0,
+        log=print) -> Model:
     """Fit a model (module docstring); ``log`` gets one progress line per stage."""
     rules = rules_by_name(variant)
     st, su, fill = rule_tables(rules)
@@ -217,7 +225,8 @@ def fit(variant: str, *, games: int, tuples: int, seed: int, explore: float, hid
     if not 1 <= n_features <= N_FEATURES:
         raise InputRangeError(f"--features {n_features} is out of range; use 30 (w1) or {N_FEATURES} (with the probe)")
     model = Model(name, np.zeros((13, n_features, hidden)), np.zeros((13, hidden)), np.zeros((13, hidden)),
-                  np.zeros(13), np.zeros((13, n_features)), np.ones((13, n_features)))
+                  np.zeros(13), np.zeros((13, n_features)), np.ones((13, n_features)), look8=look8)
+    lk = look_key(look8, seed, 0)
     n_hold = max(games // 10, 1)
     for k in range(2, 13):
         d = 12 - k  # the deal index of stage k
@@ -225,8 +234,9 @@ def fit(variant: str, *, games: int, tuples: int, seed: int, explore: float, hid
         tup = _sample_state_tuples(sund[:, d], tuples, rng)
         y = np.zeros(games)
         X = np.zeros((games, n_features))
+        lk[4] = k
         _targets(sp[:, d], sh[:, d].astype(np.int64), sund[:, d], tup, st, su, fill, *model.arrays, P, H, KM, KF,
-                 fx, y, X)
+                 fx, lk, y, X)
         net = fit_network(X[n_hold:], y[n_hold:], hidden=hidden, rng=rng)
         model.W1[k], model.b1[k], model.w2[k], model.b2[k], model.mu[k], model.sd[k] = net
         pred = predict(net, X[:n_hold])
@@ -250,6 +260,9 @@ def main(argv=None) -> int:
     ap.add_argument("--seed", type=int, default=19)
     ap.add_argument("--features", type=int, default=30,
                     help=f"features read: 30 (the shipped w1) or {N_FEATURES} (adds the clairvoyant probe)")
+    ap.add_argument("--look8", type=int, default=0,
+                    help=f"W at 8 undealt cards: 0 = the network of stage 2 (w1), K = the look-ahead over K keyed "
+                         f"orders on the exact V_1 (w3: 32; at most {MAX_LOOK})")
     ap.add_argument("--from", dest="start", default=None, help="behaviour: the greedy player of this model")
     ap.add_argument("--out", default=None, help="output file (default: the package's models folder)")
     a = ap.parse_args(argv)
@@ -257,9 +270,11 @@ def main(argv=None) -> int:
 
     start = load_model(a.start, rules_by_name(a.variant).fill == 1) if a.start else None
     model = fit(a.variant, games=a.games, tuples=a.tuples, seed=a.seed, explore=a.explore, hidden=a.hidden,
-                start_model=start, name=a.name, n_features=a.features, log=lambda s: print(s, flush=True))
+                start_model=start, name=a.name, n_features=a.features, look8=a.look8,
+                log=lambda s: print(s, flush=True))
     model.meta = (f"python -m engine_rs_free.fit --name {a.name} --variant {a.variant} --games {a.games} "
                   f"--tuples {a.tuples} --explore {a.explore} --hidden {a.hidden} --seed {a.seed} --features {a.features}"
+                  + (f" --look8 {a.look8}" if a.look8 else "")
                   + (f" --from {a.start}" if a.start else ""))
     from .value import model_file
 

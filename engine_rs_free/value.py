@@ -11,6 +11,10 @@ W of a position s just after a deal, with n undealt cards (``w_of``):
 - n = 4: the exact honest value V_1 (``expectimax.v1``);
 - n >= 8: the best model value Q̂_{n/4}(u) over the positions u reachable from s
   by moves (``kind=W_MODEL``); ``W_EXACT`` gives V_2 at n = 8 (tests only);
+- n = 8 with a look-ahead model (``Model.look8`` = K > 0, e.g. w3): instead of Q̂_2,
+  the best over u of the mean of V_1 after K keyed orders of the 8 undealt cards
+  (``look8``); the bound's penalty of the next deal uses the same orders, so that
+  term of the penalty telescopes exactly (docs/bracket.md);
   ``W_ZERO`` is 0 everywhere (the bound is then the clairvoyant solver's).
 
 Q̂_k (k = 2..12 deals to come) is a small neural network of hand-made features
@@ -36,7 +40,7 @@ import numpy as np
 
 from .deals import philox_shuffle
 from .errors import AcesUpError, InputRangeError, PositionParseError
-from .expectimax import v0, v1, v2
+from .expectimax import TMP_Q2, v0, v1, v2
 from .infostate import (
     ROW_CL,
     ROW_RW,
@@ -70,6 +74,8 @@ MAX_STAGE = 12  # deals to come from the first decision: 48 undealt cards
 TMP_EW = ROW_TMP + 2
 STREAM_PENALTY = 0x9E4A1  # Philox counter word 1: the tuples of the bound's penalties
 STREAM_CHOICE = 0xC401C  # Philox counter word 1: the tuples the adp player decides with
+STREAM_LOOK = 0x100C8  # Philox counter word 1: the orders of a look-ahead model's W at 8 undealt cards
+MAX_LOOK = 256  # look-ahead orders at most
 
 
 @nb.njit(cache=True, inline="always")
@@ -330,14 +336,109 @@ def mask_to_cards(und, out):
     return n
 
 
+@nb.njit(cache=True, inline="always")
+def _mix64(z):
+    """SplitMix64's finaliser: a bijection of the 64-bit words that spreads every bit."""
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return z ^ (z >> np.uint64(31))
+
+
 @nb.njit(cache=True)
-def w_of(P, H, KM, KF, r, und, kind, st, su, fill, W1, b1, w2, b2, mu, sd, fx):
-    """W of row r (just after a deal) with undealt mask ``und`` (module docstring); -1.0 on overflow."""
+def look_orders(und, lk, out):
+    """out[s] (s < lk[0]) = an order of the 8 undealt cards of ``und``: deal out[s, 0:4], then out[s, 4:8].
+
+    Fisher-Yates of the sorted cards with Philox counter ``(s << 8 | block, STREAM_LOOK, h)``
+    keyed by the seed (lk[1], lk[2]), h = mix64(deal index ^ mix64(und)) (the index is lk[3], lk[4]):
+    a function of the undealt *set* and the key, never of the stock's order. False if blocks ran out.
+    """
+    cards = np.empty(8, np.int8)
+    mask_to_cards(und, cards)
+    index = (np.uint64(lk[4]) << np.uint64(32)) | np.uint64(lk[3])
+    h = _mix64(index ^ _mix64(und))
+    h_lo = np.uint32(h & np.uint64(0xFFFFFFFF))
+    h_hi = np.uint32(h >> np.uint64(32))
+    row = np.empty(8, np.int8)
+    for s in range(lk[0]):
+        for i in range(8):
+            row[i] = cards[i]
+        if not philox_shuffle(row, 8, np.uint32(s) << np.uint32(8), np.uint32(STREAM_LOOK), h_lo, h_hi,
+                              np.uint32(lk[1]), np.uint32(lk[2]), 256):
+            return False
+        for i in range(8):
+            out[s, i] = row[i]
+    return True
+
+
+@nb.njit(cache=True)
+def look8(P, H, KM, KF, r, und, lk, st, su, fill):
+    """W of a look-ahead model at 8 undealt cards: the best, over the positions u reachable from row r,
+    of the mean of V_1 after the first four cards of each of the lk[0] orders of ``look_orders``.
+
+    The bound's penalty of the deal from 8 undealt uses the same orders (``look_tuples``), so on every
+    line the deal's expected W from u is at most this W: that term of the penalty telescopes
+    (docs/bracket.md). -1.0 on overflow.
+    """
+    m_ord = lk[0]
+    orders = np.empty((m_ord, 8), np.int8)
+    if not look_orders(und, lk, orders):
+        return -1.0
+    copy_row(P, H, r, ROW_RW)
+    m = reach(P, H, KM, KF, ROW_RW, st, su, fill)
+    if m < 0:
+        return -1.0
+    best = 0.0
+    rest = np.empty(4, np.int64)
+    for i in range(m):
+        tot = 0.0
+        for s in range(m_ord):
+            copy_row(P, H, ROW_RW + i, TMP_Q2)
+            deal4(P, H, TMP_Q2, orders[s, 0], orders[s, 1], orders[s, 2], orders[s, 3], st, su)
+            for j in range(4):
+                rest[j] = orders[s, 4 + j]
+            v = v1(P, H, KM, KF, TMP_Q2, rest, st, su, fill)
+            if v < 0:
+                return -1.0
+            tot += v
+        v = tot / m_ord
+        if v > best:
+            best = v
+    return best
+
+
+def look_key(look: int, seed: int, index: int) -> np.ndarray:
+    """The ``lk`` argument of ``w_of``: uint32[5] = look-ahead orders (0: none), seed and deal index words."""
+    if not 0 <= look <= MAX_LOOK:
+        raise InputRangeError(f"a look-ahead of {look} orders is out of range; use 0..{MAX_LOOK}")
+    seed, index = int(seed), int(index)
+    return np.array([look, seed & 0xFFFFFFFF, seed >> 32, index & 0xFFFFFFFF, index >> 32], np.uint32)
+
+
+def look_tuples(cards, look: int, *, seed: int, index: int) -> np.ndarray:
+    """``int8[look, 4]``: the first deals of the look-ahead orders of the 8 undealt ``cards`` (the tuples
+    the bound's penalty uses for the deal from 8 undealt with a look-ahead model)."""
+    cards = [int(c) for c in cards]
+    if len(cards) != 8:
+        raise PositionParseError(f"a look-ahead needs 8 undealt cards; got {len(cards)}")
+    und = np.uint64(sum(1 << c for c in set(cards)))
+    out = np.empty((look, 8), np.int8)
+    if not look_orders(und, look_key(look, seed, index), out):
+        raise RuntimeError(f"look-ahead orders ran out of random blocks (seed {seed}, deal {index})")
+    return np.ascontiguousarray(out[:, :4])
+
+
+@nb.njit(cache=True)
+def w_of(P, H, KM, KF, r, und, kind, st, su, fill, W1, b1, w2, b2, mu, sd, fx, lk):
+    """W of row r (just after a deal) with undealt mask ``und`` (module docstring); -1.0 on overflow.
+
+    ``lk`` is the key of the model's look-ahead at 8 undealt cards (``look_key``; lk[0] = 0: none)."""
     if kind == W_ZERO:
         return 0.0
     n = popcount(und)
     if n == 0:
         return v0(P, H, r, st, su, fill)
+    if n == 8 and kind == W_MODEL and lk[0] > 0:
+        return look8(P, H, KM, KF, r, und, lk, st, su, fill)
     if n <= 8 and (n == 4 or kind == W_EXACT):
         cards = np.empty(8, np.int64)
         mask_to_cards(und, cards)
@@ -360,7 +461,7 @@ def w_of(P, H, KM, KF, r, und, kind, st, su, fill, W1, b1, w2, b2, mu, sd, fx):
 
 
 @nb.njit(cache=True)
-def expected_w(P, H, KM, KF, r, und, tuples, t0, t1, kind, st, su, fill, W1, b1, w2, b2, mu, sd, fx):
+def expected_w(P, H, KM, KF, r, und, tuples, t0, t1, kind, st, su, fill, W1, b1, w2, b2, mu, sd, fx, lk):
     """The mean of W after dealing tuples[t0:t1] (ordered 4-tuples of undealt cards) onto row r."""
     tot = 0.0
     for t in range(t0, t1):
@@ -368,7 +469,7 @@ def expected_w(P, H, KM, KF, r, und, tuples, t0, t1, kind, st, su, fill, W1, b1,
         c0, c1, c2, c3 = tuples[t, 0], tuples[t, 1], tuples[t, 2], tuples[t, 3]
         deal4(P, H, TMP_EW, c0, c1, c2, c3, st, su)
         after = und & ~(bit(c0) | bit(c1) | bit(c2) | bit(c3))
-        v = w_of(P, H, KM, KF, TMP_EW, after, kind, st, su, fill, W1, b1, w2, b2, mu, sd, fx)
+        v = w_of(P, H, KM, KF, TMP_EW, after, kind, st, su, fill, W1, b1, w2, b2, mu, sd, fx, lk)
         if v < 0:
             return v
         tot += v
@@ -456,8 +557,9 @@ class Model:
     mu, sd float64[13, F] (feature scaling); row k is stage k (k deals to come), rows 0 and 1 unused.
     """
 
-    def __init__(self, name: str, W1, b1, w2, b2, mu, sd, meta: str = ""):
+    def __init__(self, name: str, W1, b1, w2, b2, mu, sd, meta: str = "", look8: int = 0):
         self.name = name
+        self.look8 = int(look8)  # W at 8 undealt: 0 = the best Q̂_2, K = the look-ahead over K orders
         self.W1, self.b1, self.w2, self.b2, self.mu, self.sd = (np.ascontiguousarray(a, dtype=np.float64)
                                                                for a in (W1, b1, w2, b2, mu, sd))
         self.meta = meta
@@ -468,12 +570,13 @@ class Model:
 
     def save(self, path) -> None:
         np.savez_compressed(path, W1=self.W1, b1=self.b1, w2=self.w2, b2=self.b2, mu=self.mu, sd=self.sd,
-                            meta=np.array(self.meta))
+                            meta=np.array(self.meta), look8=np.array(self.look8))
 
     @staticmethod
     def load(path, name: str) -> "Model":
         with np.load(path) as z:
-            return Model(name, z["W1"], z["b1"], z["w2"], z["b2"], z["mu"], z["sd"], str(z["meta"]))
+            look8 = int(z["look8"]) if "look8" in z.files else 0
+            return Model(name, z["W1"], z["b1"], z["w2"], z["b2"], z["mu"], z["sd"], str(z["meta"]), look8)
 
     @staticmethod
     def zero() -> "Model":

@@ -1,9 +1,11 @@
 """Benchmark figures of the honest bracket: ``bracket/adp/<variant>`` and ``bracket/bound/<variant>``.
 
 Games (deals) per second on one core after compilation, for the default ``adp`` and
-``bound`` players (docs/bracket.md) on standard and strict deals of seed 2026; the
-bound's table row also shows the positions it expands per deal. Not part of a bare
-``acesup bench`` (the bound takes seconds a deal): ``acesup bench --only bracket/bound/standard``.
+``bound`` players (docs/bracket.md) on standard and strict deals of seed 2026, and for
+both with the look-ahead model w3 on standard (``bracket/adp-w3/standard``,
+``bracket/bound-w3/standard``); the bound's table rows also show the positions it expands
+per deal. Not part of a bare ``acesup bench`` (the bound takes seconds a deal):
+``acesup bench --only bracket/bound/standard``.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from .bench import Measurement, figure, time_rate
 BENCH_SEED = 2026
 
 
-def _bench(kind: str, variant: str, per_step: int, min_seconds: float) -> Measurement:
+def _bench(kind: str, variant: str, per_step: int, min_seconds: float, model: str = "") -> Measurement:
     from engine_rs_free import adp, bound
 
     decks = deal_batch(BENCH_SEED, 0, 400)
@@ -26,10 +28,11 @@ def _bench(kind: str, variant: str, per_step: int, min_seconds: float) -> Measur
     def step() -> int:
         rows = (state["next"] + np.arange(per_step)) % len(decks)
         idx = rows.astype(np.int64)
+        player = f"{kind}:w={model}" if model else kind
         if kind == "adp":
-            adp.play(decks[rows], variant, "adp", seed=BENCH_SEED, indices=idx)
+            adp.play(decks[rows], variant, player, seed=BENCH_SEED, indices=idx)
         else:
-            res = bound.play(decks[rows], variant, "bound", seed=BENCH_SEED, indices=idx)
+            res = bound.play(decks[rows], variant, player, seed=BENCH_SEED, indices=idx)
             state["nodes"] += int(res.nodes.sum())
         state["next"] += per_step
         state["games"] += per_step
@@ -43,7 +46,8 @@ def _bench(kind: str, variant: str, per_step: int, min_seconds: float) -> Measur
     return m
 
 
-for _kind, _variant, _n, _secs in (("adp", "standard", 4, 5.0), ("adp", "strict", 50, 3.0),
-                                   ("bound", "standard", 2, 10.0), ("bound", "strict", 50, 3.0)):
-    figure(f"bracket/{_kind}/{_variant}", default=False)(
-        lambda k=_kind, v=_variant, n=_n, s=_secs: _bench(k, v, n, s))
+for _kind, _variant, _n, _secs, _model in (("adp", "standard", 4, 5.0, ""), ("adp", "strict", 50, 3.0, ""),
+                                           ("bound", "standard", 2, 10.0, ""), ("bound", "strict", 50, 3.0, ""),
+                                           ("adp", "standard", 2, 10.0, "w3"), ("bound", "standard", 1, 60.0, "w3")):
+    figure(f"bracket/{_kind}{'-' + _model if _model else ''}/{_variant}", default=False)(
+        lambda k=_kind, v=_variant, n=_n, s=_secs, m=_model: _bench(k, v, n, s, m))

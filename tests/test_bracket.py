@@ -127,8 +127,8 @@ def test_bound_with_the_exact_w_is_the_exact_value_on_every_order(variant):
     assert checked >= 50
 
 
-@pytest.mark.parametrize("variant", ["standard", "reverse"])
-def test_lower_exact_upper_on_endgames(variant):
+@pytest.mark.parametrize("variant,w", [("standard", "w1"), ("reverse", "w1"), ("standard", "w3")])
+def test_lower_exact_upper_on_endgames(variant, w):
     """Two deals left: adp's exact value <= the honest optimum <= the mean penalised value (sampled expectations)."""
     rules = rules_by_name(variant)
     # positions worth checking: an honest player wins at least 2% of them (rarer wins are seldom sampled)
@@ -148,13 +148,90 @@ def test_lower_exact_upper_on_endgames(variant):
         vals = []
         for k in range(200):
             order = list(rng.permutation(list(s.stock)))
-            vals.append(bound.penalised_value(s.piles, order, rules, w="w1", samples=16, exact=4, seed=SEED,
+            vals.append(bound.penalised_value(s.piles, order, rules, w=w, samples=16, exact=4, seed=SEED,
                                               index=1000 * n + k).value)
         vals = np.array(vals)
         se = vals.std(ddof=1) / math.sqrt(len(vals))
         assert exact <= vals.mean() + 3.5 * se + 1e-12, (n, exact, vals.mean(), se)
         gaps.append(se)
     assert min(gaps) > 0  # the per-order values vary: the comparison has something to compare
+
+
+# ---------------------------------------------------------------------------------------------
+# the look-ahead W at 8 undealt cards (models with look8 > 0: w3)
+
+
+def _look_orders(cards, look, seed, index):
+    from engine_rs_free.value import look_key, look_orders
+
+    out = np.zeros((look, 8), np.int8)
+    assert look_orders(np.uint64(sum(1 << int(c) for c in cards)), look_key(look, seed, index), out)
+    return out
+
+
+def test_look_ahead_orders_are_keyed_orders_of_the_undealt_set():
+    cards = [3, 9, 14, 20, 27, 33, 41, 50]
+    a = _look_orders(cards, 32, SEED, 7)
+    assert all(sorted(row.tolist()) == cards for row in a)
+    assert len({tuple(row) for row in a}) > 28  # 32 draws of 40,320 orders: hardly any repeat
+    assert (a == _look_orders(cards[::-1], 32, SEED, 7)).all()  # the set, not its order
+    assert not (a == _look_orders(cards, 32, SEED, 8)).all()  # each deal its own orders
+    assert not (a == _look_orders(cards, 32, SEED + 1, 7)).all()
+    from engine_rs_free.value import look_tuples
+
+    assert (look_tuples(cards, 32, seed=SEED, index=7) == a[:, :4]).all()
+
+
+@pytest.mark.parametrize("variant", ["standard", "reverse"])
+def test_look_ahead_w_matches_plain_python(variant):
+    """W of w3 at 8 undealt: the best, over the sensible+leftmost positions reachable by moves, of the mean
+    exact V_1 after the first deal of each keyed order; the twin is game.py's moves and the plain expectimax."""
+    rules = rules_by_name(variant)
+    restricted = rules.with_options("sensible", "leftmost")
+    checked = nonzero = 0
+    # positions an honest player wins now and then (at 2 % or more), so that the values are not all zero
+    positions = [s for s in _positions(variant, 8, 25, 900) if honest_value(s, rules) >= 0.02][:5]
+    for n, s in enumerate(positions):
+        orders = _look_orders(s.stock, 32, SEED, n)
+        want = 0.0
+        for u in _reach_all(s, restricted):
+            vals = [_ref_value(apply_legal(State(u.piles, tuple(int(c) for c in o), u.discarded), DEAL, rules),
+                               rules) for o in orders]
+            want = max(want, sum(vals) / len(vals))
+        got = bound.w_value(s.piles, s.stock, rules, w="w3", seed=SEED, index=n)
+        assert got == pytest.approx(want, abs=1e-12), n
+        checked += 1
+        nonzero += want > 0
+    assert checked == 5 and nonzero > 0
+
+
+def test_look_ahead_penalty_term_telescopes():
+    """With w3 the deal from 8 undealt is charged with the orders W was taken over, so from a position
+    just after a deal with 8 undealt no line of any stock order is worth more than W there; with w1
+    (the network) some are, so the test can fail."""
+    rules = rules_by_name("standard")
+    rng = np.random.default_rng(6)
+    above = {"w1": 0, "w3": 0}
+    for n, s in enumerate(_positions("standard", 8, 12, 900)[:12]):
+        for w in above:
+            top = bound.w_value(s.piles, s.stock, rules, w=w, seed=SEED, index=n)
+            for _ in range(5):
+                order = list(rng.permutation(list(s.stock)))
+                above[w] += bound.penalised_value(s.piles, order, rules, w=w, seed=SEED, index=n).value > top + 1e-12
+    assert above["w3"] == 0
+    assert above["w1"] > 0
+
+
+@pytest.mark.parametrize("player", ["greedy", "random"])
+def test_look_ahead_penalty_has_mean_zero_for_honest_players(player):
+    n = 600
+    decks = deal_batch(SEED, 24000, n)
+    res = play_batch(decks, "standard", player, seed=SEED, indices=np.arange(24000, 24000 + n), want_lines=True)
+    z = np.array([bound.line_penalty(d, ln, "standard", w="w3", samples=8, seed=SEED, index=24000 + i)
+                  for i, (d, ln) in enumerate(zip(decks, res.lines))])
+    se = z.std(ddof=1) / math.sqrt(n)
+    assert abs(z.mean()) < 3.5 * se, (z.mean(), se)
+    assert z.std() > 0.005
 
 
 # ---------------------------------------------------------------------------------------------
@@ -288,6 +365,16 @@ def test_adp_is_never_above_the_bound_on_a_deal():
         z = bound.line_penalty(decks[i], lines[i], "standard", samples=8, seed=SEED, index=int(idx[i]))
         assert low.value[i] == pytest.approx(float(low.won[i]) - z, abs=1e-9)
     assert replay(decks[0], lines[0], "standard").score == low.score[0]
+
+
+def test_adp_is_never_above_the_bound_with_the_look_ahead_model():
+    n = 3
+    decks = deal_batch(SEED, 5100, n)
+    idx = np.arange(5100, 5100 + n)
+    low = adp.play(decks, "standard", "adp:w=w3,samples=4,psamples=8", seed=SEED, indices=idx)
+    up = bound.play(decks, "standard", "bound:w=w3,samples=8", seed=SEED, indices=idx)
+    assert np.all(low.value <= up.value + 1e-9)
+    assert np.any(low.value < up.value - 1e-6)
 
 
 @pytest.mark.parametrize("variant", ["standard", "strict"])

@@ -71,7 +71,9 @@ def run(args) -> int:
         results[name] = m
         if not args.json:
             extra = "  ".join(f"{k}={v}" for k, v in m.extra.items())
-            print(f"{name:<36} {m.rate:>14,.1f} {m.unit:<8} {extra}", flush=True)
+            # three significant figures below 10 a second (the w3 bound's 0.046 would print as 0.0)
+            rate = f"{m.rate:>14,.1f}" if m.rate >= 10 else f"{m.rate:>14.3g}"
+            print(f"{name:<36} {rate} {m.unit:<8} {extra}", flush=True)
     if args.json:
         print(json.dumps({name: round(m.rate, 3) for name, m in results.items()}))
     return 0

@@ -324,14 +324,16 @@ def test_adp_lines_replay_and_counts(variant):
     assert again.value[::-1].tolist() == res.value.tolist()
 
 
-@pytest.mark.parametrize("variant", ["standard", "strict"])
-def test_adp_never_reads_the_stock_order(variant):
-    """Permuting the cards undealt after action k changes none of actions 1..k+1."""
+@pytest.mark.parametrize("variant,player", [("standard", FAST_ADP), ("strict", FAST_ADP),
+                                            ("standard", FAST_ADP + ",w=w3")])
+def test_adp_never_reads_the_stock_order(variant, player):
+    """Permuting the cards undealt after action k changes none of actions 1..k+1 (with w3 too: its
+    look-ahead orders are keyed by the undealt set, not their order)."""
     rules = rules_by_name(variant)
     n = 80
     decks = deal_batch(SEED, 9000, n)
     idx = np.arange(9000, 9000 + n)
-    base = adp.play(decks, rules, FAST_ADP, seed=SEED, indices=idx, want_lines=True)
+    base = adp.play(decks, rules, player, seed=SEED, indices=idx, want_lines=True)
     rng = np.random.default_rng(3)
     other = decks.copy()
     cuts = []
@@ -341,7 +343,7 @@ def test_adp_never_reads_the_stock_order(variant):
         dealt = 4 + 4 * acts[:k].count("d")
         other[i, dealt:] = rng.permutation(other[i, dealt:])
         cuts.append(k)
-    moved = adp.play(other, rules, FAST_ADP, seed=SEED, indices=idx, want_lines=True)
+    moved = adp.play(other, rules, player, seed=SEED, indices=idx, want_lines=True)
     changed = 0
     for i, k in enumerate(cuts):
         a, b = base.lines[i].split(), moved.lines[i].split()

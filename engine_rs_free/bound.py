@@ -35,6 +35,7 @@ import numba as nb
 import numpy as np
 
 from .batch import check_batch_input
+from .deals import mix64
 from .errors import PositionParseError
 from .expectimax import v0
 from .infostate import (
@@ -167,10 +168,7 @@ def _key(P, H, r, sp, natives):
 
 @nb.njit(cache=True, inline="always")
 def _slot(k1, k2, bits):
-    z = k1 ^ (np.uint64(k2) * np.uint64(0x9E3779B97F4A7C15))
-    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    z = z ^ (z >> np.uint64(31))
+    z = mix64(k1 ^ (np.uint64(k2) * np.uint64(0x9E3779B97F4A7C15)))
     return np.int64(z & np.uint64((1 << bits) - 1))
 
 
@@ -505,7 +503,7 @@ def w_value(piles, undealt, rules, *, w: str = DEFAULT_MODEL, seed: int = 0, ind
     P, H, KM, KF = _ws().pool
     row = POOL_ROWS - 1
     pool_row(P, H, row, piles)
-    v = w_of(P, H, KM, KF, row, _mask(undealt), kind, st, su, fill, *model.arrays, np.zeros(64),
+    v = w_of(P, H, KM, KF, row, _mask(undealt), kind, st, su, fill, *model.arrays, _ws().fx,
              look_key(model.look8, seed, index))
     if v < 0:
         raise RuntimeError("a W evaluation failed: a reach list overflowed (or w=exact beyond 8 undealt)")

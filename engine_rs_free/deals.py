@@ -74,6 +74,15 @@ def philox4x32(c0, c1, c2, c3, k0, k1):
     return c0, c1, c2, c3
 
 
+@nb.njit(cache=True, inline="always")
+def mix64(z):
+    """SplitMix64's finaliser: a bijection of the 64-bit words that spreads every bit (hash keys of
+    tables and of keyed draws; solver/table.py keeps its own copy, compiled without NRT)."""
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return z ^ (z >> np.uint64(31))
+
+
 @nb.njit(cache=True)
 def philox_shuffle(row, n, c0, stream, idx_lo, idx_hi, seed_lo, seed_hi, max_blocks):
     """Shuffle ``row[:n]`` in place: Fisher-Yates driven by exactly-uniform Lemire draws.

@@ -38,7 +38,7 @@ from importlib import resources
 import numba as nb
 import numpy as np
 
-from .deals import philox_shuffle
+from .deals import mix64, philox_shuffle
 from .errors import AcesUpError, InputRangeError, PositionParseError
 from .expectimax import TMP_Q2, v0, v1, v2
 from .infostate import (
@@ -56,6 +56,7 @@ from .infostate import (
     on_table,
     popcount,
     reach,
+    undealt_mask,
 )
 from .players import DEFAULT_MODEL
 
@@ -336,14 +337,6 @@ def mask_to_cards(und, out):
     return n
 
 
-@nb.njit(cache=True, inline="always")
-def _mix64(z):
-    """SplitMix64's finaliser: a bijection of the 64-bit words that spreads every bit."""
-    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    return z ^ (z >> np.uint64(31))
-
-
 @nb.njit(cache=True)
 def look_orders(und, lk, out):
     """out[s] (s < lk[0]) = an order of the 8 undealt cards of ``und``: deal out[s, 0:4], then out[s, 4:8].
@@ -355,7 +348,7 @@ def look_orders(und, lk, out):
     cards = np.empty(8, np.int8)
     mask_to_cards(und, cards)
     index = (np.uint64(lk[4]) << np.uint64(32)) | np.uint64(lk[3])
-    h = _mix64(index ^ _mix64(und))
+    h = mix64(index ^ mix64(und))
     h_lo = np.uint32(h & np.uint64(0xFFFFFFFF))
     h_hi = np.uint32(h >> np.uint64(32))
     row = np.empty(8, np.int8)
@@ -420,9 +413,8 @@ def look_tuples(cards, look: int, *, seed: int, index: int) -> np.ndarray:
     cards = [int(c) for c in cards]
     if len(cards) != 8:
         raise PositionParseError(f"a look-ahead needs 8 undealt cards; got {len(cards)}")
-    und = np.uint64(sum(1 << c for c in set(cards)))
     out = np.empty((look, 8), np.int8)
-    if not look_orders(und, look_key(look, seed, index), out):
+    if not look_orders(undealt_mask(cards), look_key(look, seed, index), out):
         raise RuntimeError(f"look-ahead orders ran out of random blocks (seed {seed}, deal {index})")
     return np.ascontiguousarray(out[:, :4])
 

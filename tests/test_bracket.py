@@ -162,10 +162,11 @@ def test_lower_exact_upper_on_endgames(variant, w):
 
 
 def _look_orders(cards, look, seed, index):
+    from engine_rs_free.infostate import undealt_mask
     from engine_rs_free.value import look_key, look_orders
 
     out = np.zeros((look, 8), np.int8)
-    assert look_orders(np.uint64(sum(1 << int(c) for c in cards)), look_key(look, seed, index), out)
+    assert look_orders(undealt_mask(cards), look_key(look, seed, index), out)
     return out
 
 

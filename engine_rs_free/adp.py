@@ -62,7 +62,6 @@ from .value import (
     _sample_tuples,
     expected_w,
     load_model,
-    look_key,
     mask_to_cards,
     q_model,
     w_of,
@@ -231,7 +230,7 @@ def _decide(P, H, KM, KF, r, und, decision, seed_lo, seed_hi, idx_lo, idx_hi, lo
             v = expected_w(P, H, KM, KF, u, und, choice_tup, 0, samples, W_MODEL, st, su, fill,
                            W1, b1, w2, b2, mu, sd, fx, lk)
         else:
-            v = q_model(P, H, u, und, n // 4, st, su, fill, W1, b1, w2, b2, mu, sd, fx)
+            v = q_model(P, H, KM, KF, u, und, n // 4, st, su, fill, W1, b1, w2, b2, mu, sd, fx, lk)
         if v > best + 1e-12:
             best = v
             pick = i
@@ -343,7 +342,7 @@ def play(decks, rules, spec: str | PlayerSpec | AdpSpec, *, seed: int, indices=N
                                  index=idx, look=model.look8)
         sc, mv, dec, nl, z = _play(deck.astype(np.int64), seed_lo, seed_hi, np.uint32(idx & 0xFFFFFFFF),
                                    np.uint32(idx >> 32), spec.look, spec.samples, spec.exact, st, su, fill,
-                                   *model.arrays, P, H, KM, KF, fx, look_key(model.look8, seed, idx), ptup, poff,
+                                   *model.arrays, P, H, KM, KF, fx, model.key(seed, idx), ptup, poff,
                                    line, choice_tup)
         if sc < 0:
             raise RuntimeError(f"adp player failed on deal {idx}: a reach list overflowed")
@@ -385,7 +384,7 @@ def choose(state, rules, spec: str | PlayerSpec | AdpSpec, *, seed: int, index: 
     pick, m = _decide(P, H, KM, KF, r, undealt_mask(state.stock), decision, np.uint32(seed & 0xFFFFFFFF),
                       np.uint32(seed >> 32), np.uint32(index & 0xFFFFFFFF), np.uint32(index >> 32), spec.look,
                       spec.samples, spec.exact, st, su, fill, *model.arrays, np.zeros(64),
-                      look_key(model.look8, seed, index), np.zeros((spec.samples, 4), np.int8))
+                      model.key(seed, index), np.zeros((spec.samples, 4), np.int8))
     if pick < 0:
         raise RuntimeError("the reach list overflowed")
     seq = []

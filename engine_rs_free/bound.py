@@ -61,7 +61,6 @@ from .value import (
     all_tuples,
     expected_w,
     load_model,
-    look_key,
     look_tuples,
     sample_tuples,
     w_of,
@@ -134,6 +133,9 @@ def deal_tuples(stock_cards: list[int], *, samples: int, exact: int, seed: int, 
     They depend on the *set* of cards from position 4i on (honest knowledge), not their order.
     With a look-ahead model (``look`` = its ``look8`` > 0) the deal from 8 undealt (n = 8 > exact) takes
     the first deals of that model's orders (``value.look_tuples``), so its penalty term telescopes.
+    The deal from 12 undealt (counter 36 of a full stock) takes the tuples a look-ahead feature model
+    (w4) reads at that point (``value.look12_feature``): its Q̂_3 and the expectation it is compared
+    with share their noise.
     """
     nstock = len(stock_cards)
     parts, off = [], [0]
@@ -401,7 +403,7 @@ def penalised_value(piles, stock, rules, *, w: str = DEFAULT_MODEL, samples: int
     start_score = 52 - on - len(stock)
     v, sc, mo, nodes = _search(P, H, KM, KF, root, np.array(stock + [0] * 4, np.int8), len(stock), start_score,
                                natives, und_at, tup, toff, kind, st, su, fill, *model.arrays, ws.fx,
-                               look_key(model.look8, seed, index),
+                               model.key(seed, index),
                                ws.mk1, ws.mk2, ws.mep, ws.mv, ws.ms, ws.mm, np.uint32(ws.next_epoch()), MEMO_BITS,
                                *ws.frames)
     if np.isnan(v):
@@ -474,7 +476,7 @@ def line_penalty(deck, line: str, rules, *, w: str = DEFAULT_MODEL, samples: int
     kind, model = w_kind_and_model(w, rules)
     deck = [int(c) for c in deck]
     tup, toff = deal_tuples(deck[4:], samples=samples, exact=exact, seed=seed, index=index, look=model.look8)
-    lk = look_key(model.look8, seed, index)
+    lk = model.key(seed, index)
     states = replay_states(np.asarray(deck, np.uint8), line, rules)
     P, H, KM, KF = _ws().pool
     u_row, a_row = POOL_ROWS - 1, POOL_ROWS
@@ -504,7 +506,7 @@ def w_value(piles, undealt, rules, *, w: str = DEFAULT_MODEL, seed: int = 0, ind
     row = POOL_ROWS - 1
     pool_row(P, H, row, piles)
     v = w_of(P, H, KM, KF, row, _mask(undealt), kind, st, su, fill, *model.arrays, _ws().fx,
-             look_key(model.look8, seed, index))
+             model.key(seed, index))
     if v < 0:
         raise RuntimeError("a W evaluation failed: a reach list overflowed (or w=exact beyond 8 undealt)")
     return float(v)

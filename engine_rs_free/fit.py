@@ -1,10 +1,11 @@
 """Fit the value model W (``value.Model``) by fitted value iteration, backwards over the deals.
 
     python -m engine_rs_free.fit --name w1 [--variant standard] [--games 30000] [--tuples 32] [--seed 19]
-                                 [--features 30] [--look8 0]
+                                 [--features 30] [--look8 0] [--look12 0]
 
-(the shipped ``w1.npz`` and ``w1-strict.npz`` were made so, ``w3.npz`` with ``--name w3 --look8 32``;
-the refit command of a model is in its ``meta``).
+(the shipped ``w1.npz`` and ``w1-strict.npz`` were made so, ``w3.npz`` with ``--name w3 --look8 32``,
+``w4.npz`` with ``--name w4 --look8 32 --look12 32 --features 31``; the refit command of a model is in
+its ``meta``).
 
 Seed-reproducible: the same arguments give the same file, bit for bit, on the
 same NumPy/Numba (the states come from seeded deals and a seeded behaviour
@@ -24,7 +25,11 @@ policy, the targets from seeded tuples, the fit from a seeded generator).
    equation of honest play. With ``--look8 K`` W_2 is instead the look-ahead over K
    keyed orders on the exact V_1 (``value.look8``; each state's orders keyed by its
    number and stage), so stage 3 is fitted to that W; the network of stage 2 is
-   still fitted (W no longer reads it; ``adp:look=0,exact=4`` does).
+   still fitted (W no longer reads it; ``adp:look=0,exact=4`` does). With ``--look12 K`` (and
+   ``--features 31``) the network of stage 3 also reads the look-ahead feature
+   (``value.look12_feature``: the mean over K keyed deals of the stage-2 network's W), and its targets
+   take the feature's own tuples, as the bound's penalty does on a real deal; the later stages are
+   fitted to that W.
 3. The network of stage k: the features of ``value.features`` (standardised),
    one tanh hidden layer, a logistic output, fitted to the targets by Adam on the
    cross-entropy with soft targets. 10 % of the states are held out; the fit
@@ -50,7 +55,7 @@ from .deals import deal_batch
 from .errors import InputRangeError
 from .infostate import POOL_ROWS, ROW_TMP, TOP, bit, copy_row, deal4, new_pool, on_table, reach, resolve, rule_tables
 from .rules import rules_by_name
-from .value import MAX_LOOK, N_FEATURES, W_MODEL, Model, features_full, look_key, q_model, w_of
+from .value import MAX_LOOK, N_FEATURES, STREAM_PENALTY, W_MODEL, Model, features_full, q_model, sample_tuples, w_of
 
 HIDDEN = 32
 STATE_H = 16  # cards a pile can hold in a game from a fresh deal: 13 at most
@@ -71,7 +76,7 @@ def _heuristic(P, H, r, st):
 
 
 @nb.njit(cache=True)
-def _generate(decks, explore, seed, use_model, st, su, fill, W1, b1, w2, b2, mu, sd, P, H, KM, KF, fx,
+def _generate(decks, explore, seed, use_model, st, su, fill, W1, b1, w2, b2, mu, sd, P, H, KM, KF, fx, lk,
               out_p, out_h, out_und):
     """Play every deck with the behaviour policy; keep the position about to deal of every deal."""
     np.random.seed(seed)
@@ -97,7 +102,7 @@ def _generate(decks, explore, seed, use_model, st, su, fill, W1, b1, w2, b2, mu,
                 best = -1e18
                 for i in range(m):
                     if use_model and d < 11:
-                        v = q_model(P, H, base + i, und, 12 - d, st, su, fill, W1, b1, w2, b2, mu, sd, fx)
+                        v = q_model(P, H, KM, KF, base + i, und, 12 - d, st, su, fill, W1, b1, w2, b2, mu, sd, fx, lk)
                     else:
                         v = _heuristic(P, H, base + i, st)
                     if v > best:
@@ -123,7 +128,7 @@ def _targets(sp, sh, sund, tuples, st, su, fill, W1, b1, w2, b2, mu, sd, P, H, K
     """y[j] = mean W after the sampled deals tuples[j] of state j; X[j] = its features.
 
     ``lk``: the look-ahead key (value.look_key); its deal index words are set to j here, so the
-    look-ahead orders of each state are its own."""
+    look-ahead orders (and the look-ahead feature's tuples) of each state are its own."""
     r = POOL_ROWS - 1
     child = POOL_ROWS - 2
     for j in range(sp.shape[0]):
@@ -131,8 +136,10 @@ def _targets(sp, sh, sund, tuples, st, su, fill, W1, b1, w2, b2, mu, sd, P, H, K
             H[r, p] = sh[j, p]
             for i in range(sh[j, p]):
                 P[r, p, i] = sp[j, p, i]
-        features_full(P, H, r, sund[j], st, su, fill, X.shape[1], fx)
         lk[3] = np.uint32(j)
+        if not features_full(P, H, KM, KF, r, sund[j], st, su, fill, W1, b1, w2, b2, mu, sd, fx, lk):
+            y[j] = -1.0
+            return
         for f in range(X.shape[1]):
             X[j, f] = fx[f]
         tot = 0.0
@@ -141,7 +148,11 @@ def _targets(sp, sh, sund, tuples, st, su, fill, W1, b1, w2, b2, mu, sd, P, H, K
             c0, c1, c2, c3 = tuples[j, t, 0], tuples[j, t, 1], tuples[j, t, 2], tuples[j, t, 3]
             deal4(P, H, child, c0, c1, c2, c3, st, su)
             after = sund[j] & ~(bit(c0) | bit(c1) | bit(c2) | bit(c3))
-            tot += w_of(P, H, KM, KF, child, after, W_MODEL, st, su, fill, W1, b1, w2, b2, mu, sd, fx, lk)
+            w = w_of(P, H, KM, KF, child, after, W_MODEL, st, su, fill, W1, b1, w2, b2, mu, sd, fx, lk)
+            if w < 0:
+                y[j] = -1.0
+                return
+            tot += w
         y[j] = tot / tuples.shape[1]
 
 
@@ -154,6 +165,10 @@ def _sample_state_tuples(und: np.ndarray, m: int, rng: np.random.Generator) -> n
         keys = rng.random((m, len(cards)))
         out[j] = cards[np.argsort(keys, axis=1)[:, :4]]
     return out
+
+
+def _cards(mask) -> list[int]:
+    return [c for c in range(52) if (int(mask) >> c) & 1]
 
 
 def fit_network(X, y, *, hidden: int, rng: np.random.Generator, epochs: int = 60, batch: int = 512,
@@ -206,7 +221,7 @@ def predict(net, X):
 
 def fit(variant: str, *, games: int, tuples: int, seed: int, explore: float, hidden: int = HIDDEN,
         start_model: Model | None = None, name: str = "w1", n_features: int = 30, look8: int = 0,
-        log=print) -> Model:
+        look12: int = 0, log=print) -> Model:
     """Fit a model (module docstring); ``log`` gets one progress line per stage."""
     rules = rules_by_name(variant)
     st, su, fill = rule_tables(rules)
@@ -220,23 +235,33 @@ def fit(variant: str, *, games: int, tuples: int, seed: int, explore: float, hid
     behaviour = start_model if start_model is not None else Model.zero()
     t0 = time.time()
     _generate(decks, explore, seed, start_model is not None, st, su, fill, *behaviour.arrays, P, H, KM, KF, fx,
-              sp, sh, sund)
+              behaviour.key(seed, 0), sp, sh, sund)
     log(f"states: {games} games x 12 deals in {time.time() - t0:.0f}s")
     if not 1 <= n_features <= N_FEATURES:
         raise InputRangeError(f"--features {n_features} is out of range; use 30 (w1) or {N_FEATURES} (with the probe)")
+    if look12 and (n_features != N_FEATURES or look12 != tuples):
+        raise InputRangeError(f"--look12 {look12} needs --features {N_FEATURES} (feature 30 is the look-ahead "
+                              f"feature) and --tuples {look12} (stage 3's targets share its tuples)")
     model = Model(name, np.zeros((13, n_features, hidden)), np.zeros((13, hidden)), np.zeros((13, hidden)),
-                  np.zeros(13), np.zeros((13, n_features)), np.ones((13, n_features)), look8=look8)
-    lk = look_key(look8, seed, 0)
+                  np.zeros(13), np.zeros((13, n_features)), np.ones((13, n_features)), look8=look8, look12=look12)
+    lk = model.key(seed, 0)
     n_hold = max(games // 10, 1)
     for k in range(2, 13):
         d = 12 - k  # the deal index of stage k
         t0 = time.time()
         tup = _sample_state_tuples(sund[:, d], tuples, rng)
+        if look12 and k == 3:
+            # the targets of stage 3 take the look-ahead feature's own tuples (value.look12_feature: the
+            # state's number and stage as the deal index), as the bound's penalty does on a real deal
+            tup = np.stack([sample_tuples(_cards(m), look12, seed=seed, index=j | (k << 32), counter=36,
+                                          stream=STREAM_PENALTY) for j, m in enumerate(sund[:, d])])
         y = np.zeros(games)
         X = np.zeros((games, n_features))
         lk[4] = k
         _targets(sp[:, d], sh[:, d].astype(np.int64), sund[:, d], tup, st, su, fill, *model.arrays, P, H, KM, KF,
                  fx, lk, y, X)
+        if y.min() < 0:
+            raise RuntimeError(f"stage {k}: a reach list overflowed while making the targets")
         net = fit_network(X[n_hold:], y[n_hold:], hidden=hidden, rng=rng)
         model.W1[k], model.b1[k], model.w2[k], model.b2[k], model.mu[k], model.sd[k] = net
         pred = predict(net, X[:n_hold])
@@ -263,6 +288,9 @@ def main(argv=None) -> int:
     ap.add_argument("--look8", type=int, default=0,
                     help=f"W at 8 undealt cards: 0 = the network of stage 2 (w1), K = the look-ahead over K keyed "
                          f"orders on the exact V_1 (w3: 32; at most {MAX_LOOK})")
+    ap.add_argument("--look12", type=int, default=0,
+                    help="feature 30 of stage 3: K = the look-ahead feature over K sampled deals on the stage-2 "
+                         f"network (w4: 32, with --features {N_FEATURES} --tuples 32); 0 = none")
     ap.add_argument("--from", dest="start", default=None, help="behaviour: the greedy player of this model")
     ap.add_argument("--out", default=None, help="output file (default: the package's models folder)")
     a = ap.parse_args(argv)
@@ -270,11 +298,12 @@ def main(argv=None) -> int:
 
     start = load_model(a.start, rules_by_name(a.variant).fill == 1) if a.start else None
     model = fit(a.variant, games=a.games, tuples=a.tuples, seed=a.seed, explore=a.explore, hidden=a.hidden,
-                start_model=start, name=a.name, n_features=a.features, look8=a.look8,
+                start_model=start, name=a.name, n_features=a.features, look8=a.look8, look12=a.look12,
                 log=lambda s: print(s, flush=True))
     model.meta = (f"python -m engine_rs_free.fit --name {a.name} --variant {a.variant} --games {a.games} "
                   f"--tuples {a.tuples} --explore {a.explore} --hidden {a.hidden} --seed {a.seed} --features {a.features}"
                   + (f" --look8 {a.look8}" if a.look8 else "")
+                  + (f" --look12 {a.look12}" if a.look12 else "")
                   + (f" --from {a.start}" if a.start else ""))
     from .value import model_file
 

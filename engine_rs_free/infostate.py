@@ -46,7 +46,8 @@ ROW_R8 = ROW_R4 + REGION  # reach list of exact value at 8 undealt
 ROW_RW = ROW_R8 + REGION  # reach list of the model value
 ROW_TMP = ROW_RW + REGION  # 32 temporaries: children of deals
 ROW_CL = ROW_TMP + 32  # 64 rows: the stack of the clairvoyant probe of value.features
-POOL_ROWS = ROW_CL + 64
+ROW_RL = ROW_CL + 64  # reach list of the look-ahead feature of value.look12_feature (inside a model value)
+POOL_ROWS = ROW_RL + REGION + 2  # the last two rows belong to no region: callers keep their roots there
 END_STACK = 64
 
 

@@ -15,7 +15,11 @@ W of a position s just after a deal, with n undealt cards (``w_of``):
   the best over u of the mean of V_1 after K keyed orders of the 8 undealt cards
   (``look8``); the bound's penalty of the next deal uses the same orders, so that
   term of the penalty telescopes exactly (docs/bracket.md);
-  ``W_ZERO`` is 0 everywhere (the bound is then the clairvoyant solver's).
+  ``W_ZERO`` is 0 everywhere (the bound is then the clairvoyant solver's);
+- n = 12 with a look-ahead feature (``Model.look12`` = K > 0, e.g. w4): Q̂_3 reads, as its feature
+  30, the mean over K keyed sampled deals of the stage-2 network's W after the deal
+  (``look12_feature``); on the real undealt set those are the bound's own penalty tuples, so the
+  feature and the expectation it is compared with share their sampling noise (docs/bracket.md).
 
 Q̂_k (k = 2..12 deals to come) is a small neural network of hand-made features
 of the position about to deal (``features``, invariant under relabelling piles
@@ -43,6 +47,7 @@ from .errors import AcesUpError, InputRangeError, PositionParseError
 from .expectimax import TMP_Q2, v0, v1, v2
 from .infostate import (
     ROW_CL,
+    ROW_RL,
     ROW_RW,
     ROW_TMP,
     TOP,
@@ -304,18 +309,9 @@ def features(P, H, r, und, st, su, out):
 
 
 @nb.njit(cache=True)
-def features_full(P, H, r, und, st, su, fill, nf, out):
-    """``features``, plus feature 30 (the clairvoyant probe) when the model reads it (nf > 30)."""
-    features(P, H, r, und, st, su, out)
-    if nf > 30:
-        out[30] = clairvoyant_probe(P, H, r, und, st, su, fill)
-
-
-@nb.njit(cache=True)
-def q_model(P, H, r, und, k, st, su, fill, W1, b1, w2, b2, mu, sd, fx):
-    """Q̂_k of row r (about to deal, ``und`` undealt, k deals to come): the network of stage k."""
+def _network(k, fx, W1, b1, w2, b2, mu, sd):
+    """The network of stage k on the features in fx (its first W1.shape[1] entries)."""
     nf = W1.shape[1]
-    features_full(P, H, r, und, st, su, fill, nf, fx)
     nh = b1.shape[1]
     z = b2[k]
     for j in range(nh):
@@ -324,6 +320,74 @@ def q_model(P, H, r, und, k, st, su, fill, W1, b1, w2, b2, mu, sd, fx):
             a += W1[k, f, j] * ((fx[f] - mu[k, f]) / sd[k, f])
         z += w2[k, j] * np.tanh(a)
     return 1.0 / (1.0 + np.exp(-z))
+
+
+@nb.njit(cache=True)
+def look12_feature(P, H, KM, KF, r, und, st, su, fill, W1, b1, w2, b2, mu, sd, lk):
+    """Feature 30 of a model with a look-ahead feature (``Model.look12`` = lk[5] = K > 0) at 12 undealt:
+    the mean, over K sampled next deals, of the stage-2 network's W after the deal (the best Q̂_2 over
+    the positions reachable by moves, its feature 30 read as 0). -1.0 on overflow.
+
+    The K tuples are ``sample_tuples(undealt, K, seed, index, counter=36, stream=STREAM_PENALTY)``
+    with the seed and deal index of lk: a function of the undealt *set* and the deal's key, never of
+    the stock's order, so W stays a function of the honest state. On the real undealt set they are
+    the very tuples the bound charges the deal from 12 undealt with (``bound.deal_tuples``, counter
+    48 - 12), so the feature and the penalty it is compared with share their sampling noise
+    (docs/bracket.md).
+    """
+    n = popcount(und)
+    cards = np.empty(n, np.int8)
+    mask_to_cards(und, cards)
+    m_t = lk[5]
+    tup = np.empty((m_t, 4), np.int8)
+    if not _sample_tuples(cards, m_t, 48 - n, STREAM_PENALTY, np.uint32(lk[1]), np.uint32(lk[2]),
+                          np.uint32(lk[3]), np.uint32(lk[4]), tup):
+        return -1.0
+    fx2 = np.zeros(64)
+    tot = 0.0
+    for t in range(m_t):
+        c0, c1, c2, c3 = tup[t, 0], tup[t, 1], tup[t, 2], tup[t, 3]
+        copy_row(P, H, r, ROW_RL)
+        deal4(P, H, ROW_RL, c0, c1, c2, c3, st, su)
+        after = und & ~(bit(c0) | bit(c1) | bit(c2) | bit(c3))
+        m = reach(P, H, KM, KF, ROW_RL, st, su, fill)
+        if m < 0:
+            return -1.0
+        best = 0.0
+        for i in range(m):
+            features(P, H, ROW_RL + i, after, st, su, fx2)
+            v = _network(2, fx2, W1, b1, w2, b2, mu, sd)
+            if v > best:
+                best = v
+        tot += best
+    return tot / m_t
+
+
+@nb.njit(cache=True)
+def features_full(P, H, KM, KF, r, und, st, su, fill, W1, b1, w2, b2, mu, sd, fx, lk):
+    """``features`` into fx, plus feature 30 when the model reads it (W1.shape[1] > 30): the
+    look-ahead feature at 12 undealt for a model with one (lk[5] > 0; 0 elsewhere), else the
+    clairvoyant probe. False on overflow."""
+    features(P, H, r, und, st, su, fx)
+    if W1.shape[1] > 30:
+        if lk[5] > 0:
+            if popcount(und) == 12:
+                v = look12_feature(P, H, KM, KF, r, und, st, su, fill, W1, b1, w2, b2, mu, sd, lk)
+                if v < 0:
+                    return False
+                fx[30] = v
+        else:
+            fx[30] = clairvoyant_probe(P, H, r, und, st, su, fill)
+    return True
+
+
+@nb.njit(cache=True)
+def q_model(P, H, KM, KF, r, und, k, st, su, fill, W1, b1, w2, b2, mu, sd, fx, lk):
+    """Q̂_k of row r (about to deal, ``und`` undealt, k deals to come): the network of stage k; -1.0 on
+    overflow (of the look-ahead feature's reach list)."""
+    if not features_full(P, H, KM, KF, r, und, st, su, fill, W1, b1, w2, b2, mu, sd, fx, lk):
+        return -1.0
+    return _network(k, fx, W1, b1, w2, b2, mu, sd)
 
 
 @nb.njit(cache=True)
@@ -399,12 +463,14 @@ def look8(P, H, KM, KF, r, und, lk, st, su, fill):
     return best
 
 
-def look_key(look: int, seed: int, index: int) -> np.ndarray:
-    """The ``lk`` argument of ``w_of``: uint32[5] = look-ahead orders (0: none), seed and deal index words."""
-    if not 0 <= look <= MAX_LOOK:
-        raise InputRangeError(f"a look-ahead of {look} orders is out of range; use 0..{MAX_LOOK}")
+def look_key(look: int, seed: int, index: int, look12: int = 0) -> np.ndarray:
+    """The ``lk`` argument of ``w_of``: uint32[6] = look-ahead orders at 8 undealt (0: none), seed and
+    deal index words, tuples of the look-ahead feature at 12 undealt (0: none; ``Model.key``)."""
+    for what, k in (("look-ahead", look), ("look-ahead feature", look12)):
+        if not 0 <= k <= MAX_LOOK:
+            raise InputRangeError(f"a {what} of {k} orders is out of range; use 0..{MAX_LOOK}")
     seed, index = int(seed), int(index)
-    return np.array([look, seed & 0xFFFFFFFF, seed >> 32, index & 0xFFFFFFFF, index >> 32], np.uint32)
+    return np.array([look, seed & 0xFFFFFFFF, seed >> 32, index & 0xFFFFFFFF, index >> 32, look12], np.uint32)
 
 
 def look_tuples(cards, look: int, *, seed: int, index: int) -> np.ndarray:
@@ -446,7 +512,9 @@ def w_of(P, H, KM, KF, r, und, kind, st, su, fill, W1, b1, w2, b2, mu, sd, fx, l
     k = n // 4
     best = 0.0
     for i in range(m):
-        v = q_model(P, H, ROW_RW + i, und, k, st, su, fill, W1, b1, w2, b2, mu, sd, fx)
+        v = q_model(P, H, KM, KF, ROW_RW + i, und, k, st, su, fill, W1, b1, w2, b2, mu, sd, fx, lk)
+        if v < 0:
+            return -1.0
         if v > best:
             best = v
     return best
@@ -549,9 +617,10 @@ class Model:
     mu, sd float64[13, F] (feature scaling); row k is stage k (k deals to come), rows 0 and 1 unused.
     """
 
-    def __init__(self, name: str, W1, b1, w2, b2, mu, sd, meta: str = "", look8: int = 0):
+    def __init__(self, name: str, W1, b1, w2, b2, mu, sd, meta: str = "", look8: int = 0, look12: int = 0):
         self.name = name
         self.look8 = int(look8)  # W at 8 undealt: 0 = the best Q̂_2, K = the look-ahead over K orders
+        self.look12 = int(look12)  # feature 30 of stage 3: 0 = none (or the probe), K = the look-ahead feature
         self.W1, self.b1, self.w2, self.b2, self.mu, self.sd = (np.ascontiguousarray(a, dtype=np.float64)
                                                                for a in (W1, b1, w2, b2, mu, sd))
         self.meta = meta
@@ -560,15 +629,20 @@ class Model:
     def arrays(self):
         return self.W1, self.b1, self.w2, self.b2, self.mu, self.sd
 
+    def key(self, seed: int, index: int) -> np.ndarray:
+        """The ``lk`` argument of ``w_of`` for deal ``index`` of ``seed`` (``look_key``)."""
+        return look_key(self.look8, seed, index, self.look12)
+
     def save(self, path) -> None:
         np.savez_compressed(path, W1=self.W1, b1=self.b1, w2=self.w2, b2=self.b2, mu=self.mu, sd=self.sd,
-                            meta=np.array(self.meta), look8=np.array(self.look8))
+                            meta=np.array(self.meta), look8=np.array(self.look8), look12=np.array(self.look12))
 
     @staticmethod
     def load(path, name: str) -> "Model":
         with np.load(path) as z:
             look8 = int(z["look8"]) if "look8" in z.files else 0
-            return Model(name, z["W1"], z["b1"], z["w2"], z["b2"], z["mu"], z["sd"], str(z["meta"]), look8)
+            look12 = int(z["look12"]) if "look12" in z.files else 0
+            return Model(name, z["W1"], z["b1"], z["w2"], z["b2"], z["mu"], z["sd"], str(z["meta"]), look8, look12)
 
     @staticmethod
     def zero() -> "Model":

@@ -2,8 +2,8 @@
 
 Games (deals) per second on one core after compilation, for the default ``adp`` and
 ``bound`` players (docs/bracket.md) on standard and strict deals of seed 2026, and for
-both with the look-ahead model w3 on standard (``bracket/adp-w3/standard``,
-``bracket/bound-w3/standard``); the bound's table rows also show the positions it expands
+both with the look-ahead models w3 and w4 on standard (``bracket/adp-w3/standard``,
+``bracket/bound-w3/standard``, ``bracket/adp-w4/standard``, ``bracket/bound-w4/standard``); the bound's table rows also show the positions it expands
 per deal. Not part of a bare ``acesup bench`` (the bound takes seconds a deal):
 ``acesup bench --only bracket/bound/standard``.
 """
@@ -48,6 +48,7 @@ def _bench(kind: str, variant: str, per_step: int, min_seconds: float, model: st
 
 for _kind, _variant, _n, _secs, _model in (("adp", "standard", 4, 5.0, ""), ("adp", "strict", 50, 3.0, ""),
                                            ("bound", "standard", 2, 10.0, ""), ("bound", "strict", 50, 3.0, ""),
-                                           ("adp", "standard", 2, 10.0, "w3"), ("bound", "standard", 1, 60.0, "w3")):
+                                           ("adp", "standard", 2, 10.0, "w3"), ("bound", "standard", 1, 60.0, "w3"),
+                                           ("adp", "standard", 2, 10.0, "w4"), ("bound", "standard", 1, 60.0, "w4")):
     figure(f"bracket/{_kind}{'-' + _model if _model else ''}/{_variant}", default=False)(
         lambda k=_kind, v=_variant, n=_n, s=_secs, m=_model: _bench(k, v, n, s, m))

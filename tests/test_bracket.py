@@ -223,16 +223,91 @@ def test_look_ahead_penalty_term_telescopes():
     assert above["w1"] > 0
 
 
+@pytest.mark.parametrize("w", ["w3", "w4"])
 @pytest.mark.parametrize("player", ["greedy", "random"])
-def test_look_ahead_penalty_has_mean_zero_for_honest_players(player):
+def test_look_ahead_penalty_has_mean_zero_for_honest_players(player, w):
     n = 600
     decks = deal_batch(SEED, 24000, n)
     res = play_batch(decks, "standard", player, seed=SEED, indices=np.arange(24000, 24000 + n), want_lines=True)
-    z = np.array([bound.line_penalty(d, ln, "standard", w="w3", samples=8, seed=SEED, index=24000 + i)
+    z = np.array([bound.line_penalty(d, ln, "standard", w=w, samples=8, seed=SEED, index=24000 + i)
                   for i, (d, ln) in enumerate(zip(decks, res.lines))])
     se = z.std(ddof=1) / math.sqrt(n)
     assert abs(z.mean()) < 3.5 * se, (z.mean(), se)
     assert z.std() > 0.005
+
+
+# the look-ahead feature at 12 undealt cards (models with look12 > 0: w4)
+
+
+def _network(model, k, fx):
+    """The stage-k network of a model in plain NumPy (the twin of value._network)."""
+    z = (np.asarray(fx[: model.W1.shape[1]]) - model.mu[k]) / model.sd[k]
+    return float(1 / (1 + np.exp(-(np.tanh(z @ model.W1[k] + model.b1[k]) @ model.w2[k] + model.b2[k]))))
+
+
+def _features(state: State, rules) -> np.ndarray:
+    """value.features of a position about to deal (30 entries; feature 30 left 0)."""
+    from engine_rs_free.infostate import new_pool, pool_row, rule_tables, undealt_mask
+    from engine_rs_free.value import features
+
+    st, su, _ = rule_tables(rules)
+    P, H, _, _ = new_pool()
+    pool_row(P, H, 0, [list(p) for p in state.piles])
+    fx = np.zeros(64)
+    features(P, H, 0, undealt_mask(list(state.stock)), st, su, fx)
+    return fx
+
+
+def _look12_twin(u: State, rules, model, index: int) -> float:
+    """The look-ahead feature of u (about to deal, 12 undealt) from game.py: the mean over the keyed tuples
+    of the best stage-2 network value over the sensible+leftmost positions reachable after the deal."""
+    from engine_rs_free.value import STREAM_PENALTY, sample_tuples
+
+    restricted = rules.with_options("sensible", "leftmost")
+    tuples = sample_tuples(u.stock, model.look12, seed=SEED, index=index, counter=36, stream=STREAM_PENALTY)
+    vals = []
+    for t in tuples:
+        t = tuple(int(c) for c in t)
+        after = apply_legal(State(u.piles, t + tuple(c for c in sorted(u.stock) if c not in t), u.discarded),
+                            DEAL, rules)
+        vals.append(max(_network(model, 2, _features(v, rules)) for v in _reach_all(after, restricted)))
+    return sum(vals) / len(vals)
+
+
+@pytest.mark.parametrize("variant", ["standard", "reverse"])
+def test_look_ahead_feature_w_matches_plain_python(variant):
+    """W of w4 at 12 undealt: the best, over the reachable positions u, of the stage-3 network on u's
+    features with feature 30 = the look-ahead feature; the twin reaches, deals and evaluates with game.py
+    and NumPy (only value.features is shared)."""
+    from engine_rs_free.value import load_model
+
+    rules = rules_by_name(variant)
+    restricted = rules.with_options("sensible", "leftmost")
+    model = load_model("w4")
+    assert model.look12 == 32 and model.W1.shape[1] == 31
+    values = []
+    for n, s in enumerate(_positions(variant, 12, 4, 950)[:6]):
+        want = 0.0
+        for u in _reach_all(s, restricted):
+            fx = _features(u, rules)
+            fx[30] = _look12_twin(u, rules, model, n)
+            want = max(want, _network(model, 3, fx))
+        got = bound.w_value(s.piles, s.stock, rules, w="w4", seed=SEED, index=n)
+        assert got == pytest.approx(want, abs=1e-12), n
+        values.append(got)
+    assert len(values) == 6 and len(set(values)) == 6  # distinct positions, distinct values
+
+
+def test_look_ahead_feature_shares_the_penalty_tuples():
+    """On a real deal the feature's tuples are the ones the bound charges the deal from 12 undealt with."""
+    from engine_rs_free.value import STREAM_PENALTY, sample_tuples
+
+    deck = [int(c) for c in deal_batch(SEED, 77, 1)[0]]
+    tup, off = bound.deal_tuples(deck[4:], samples=32, exact=4, seed=SEED, index=77, look=32)
+    i = (48 - 12) // 4
+    want = sample_tuples(deck[4 + 36:], 32, seed=SEED, index=77, counter=36, stream=STREAM_PENALTY)
+    assert (tup[off[i]:off[i + 1]] == want).all()
+    assert not (tup[off[i - 1]:off[i - 1] + 32] == want).all()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -326,7 +401,7 @@ def test_adp_lines_replay_and_counts(variant):
 
 
 @pytest.mark.parametrize("variant,player", [("standard", FAST_ADP), ("strict", FAST_ADP),
-                                            ("standard", FAST_ADP + ",w=w3")])
+                                            ("standard", FAST_ADP + ",w=w3"), ("standard", FAST_ADP + ",w=w4")])
 def test_adp_never_reads_the_stock_order(variant, player):
     """Permuting the cards undealt after action k changes none of actions 1..k+1 (with w3 too: its
     look-ahead orders are keyed by the undealt set, not their order)."""
@@ -370,12 +445,13 @@ def test_adp_is_never_above_the_bound_on_a_deal():
     assert replay(decks[0], lines[0], "standard").score == low.score[0]
 
 
-def test_adp_is_never_above_the_bound_with_the_look_ahead_model():
+@pytest.mark.parametrize("w", ["w3", "w4"])
+def test_adp_is_never_above_the_bound_with_the_look_ahead_model(w):
     n = 3
     decks = deal_batch(SEED, 5100, n)
     idx = np.arange(5100, 5100 + n)
-    low = adp.play(decks, "standard", "adp:w=w3,samples=4,psamples=8", seed=SEED, indices=idx)
-    up = bound.play(decks, "standard", "bound:w=w3,samples=8", seed=SEED, indices=idx)
+    low = adp.play(decks, "standard", f"adp:w={w},samples=4,psamples=8", seed=SEED, indices=idx)
+    up = bound.play(decks, "standard", f"bound:w={w},samples=8", seed=SEED, indices=idx)
     assert np.all(low.value <= up.value + 1e-9)
     assert np.any(low.value < up.value - 1e-6)
 

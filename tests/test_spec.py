@@ -41,9 +41,9 @@ def test_every_shipped_spec_loads_and_plans_what_its_header_promises(path):
         assert spec.batch_size_for("easy", "solver") <= 10
     if path.name == "honest-bracket.toml":
         assert spec.deals_for("standard", canonical_policy("bound")) == 8_000
-        # the tighter bound with the look-ahead model (w3 has no strict file: strict leaves it out)
-        assert spec.deals_for("standard", canonical_policy("bound:w=w3")) == 800
-        assert ("strict", canonical_policy("bound:w=w3")) not in spec.requested()
+        # the tighter bound with the look-ahead feature model (w4 has no strict file: strict leaves it out)
+        assert spec.deals_for("standard", canonical_policy("bound:w=w4")) == 800
+        assert ("strict", canonical_policy("bound:w=w4")) not in spec.requested()
     if path.name == "optional.toml":
         # issue 16: the value of optional discards, each optional variant paired with its forced one
         for forced in ("standard", "strict", "reverse"):

@@ -53,7 +53,8 @@ import numpy as np
 
 from .deals import deal_batch
 from .errors import InputRangeError
-from .infostate import POOL_ROWS, ROW_TMP, TOP, bit, copy_row, deal4, new_pool, on_table, reach, resolve, rule_tables
+from .infostate import (POOL_ROWS, ROW_TMP, TOP, bit, copy_row, deal4, mask_cards, new_pool, on_table, reach, resolve,
+                        rule_tables)
 from .rules import rules_by_name
 from .value import MAX_LOOK, N_FEATURES, STREAM_PENALTY, W_MODEL, Model, features_full, q_model, sample_tuples, w_of
 
@@ -167,10 +168,6 @@ def _sample_state_tuples(und: np.ndarray, m: int, rng: np.random.Generator) -> n
     return out
 
 
-def _cards(mask) -> list[int]:
-    return [c for c in range(52) if (int(mask) >> c) & 1]
-
-
 def fit_network(X, y, *, hidden: int, rng: np.random.Generator, epochs: int = 60, batch: int = 512,
                 lr: float = 3e-3):
     """One tanh hidden layer, logistic output, Adam on the cross-entropy with soft targets y in [0, 1].
@@ -249,11 +246,12 @@ def fit(variant: str, *, games: int, tuples: int, seed: int, explore: float, hid
     for k in range(2, 13):
         d = 12 - k  # the deal index of stage k
         t0 = time.time()
-        tup = _sample_state_tuples(sund[:, d], tuples, rng)
+        tup = _sample_state_tuples(sund[:, d], tuples, rng)  # drawn in every case: later stages follow in rng
         if look12 and k == 3:
             # the targets of stage 3 take the look-ahead feature's own tuples (value.look12_feature: the
-            # state's number and stage as the deal index), as the bound's penalty does on a real deal
-            tup = np.stack([sample_tuples(_cards(m), look12, seed=seed, index=j | (k << 32), counter=36,
+            # state's number and stage as the deal index, the stock position 48 - 4k as the counter), as
+            # the bound's penalty does on a real deal
+            tup = np.stack([sample_tuples(mask_cards(m), look12, seed=seed, index=j | (k << 32), counter=48 - 4 * k,
                                           stream=STREAM_PENALTY) for j, m in enumerate(sund[:, d])])
         y = np.zeros(games)
         X = np.zeros((games, n_features))

@@ -15,6 +15,7 @@ it is made fast, and what was measured on the way, is in ``docs/solver.md``.
 The modules: ``table`` (the visited set), ``position`` (a position as piles
 and heights, its actions and key), ``generic`` (the search over that form),
 ``native`` (the search over a fresh deal's 52-bit form, 1.5-1.9x faster),
+``native_easy`` (the same for ``easy``),
 ``optional`` and ``pending`` (the searches with optional discards: the
 plain one with its dominance rules, and the one over pending discards that
 strict uses), ``bounds`` (the strict bound), ``lines`` (the best line turned

@@ -8,7 +8,7 @@ import numpy as np
 from ..actions import line_text
 from ..cards import N_CARDS, SUIT
 from ..errors import InputRangeError, PositionParseError
-from ..game import N_PILES, State
+from ..game import N_PILES, WIN_SCORE, State
 from ..rules import FILL_ACE, FILL_ANY, TOP_STRENGTH, Rules, strength_table
 from .common import (
     EVENT_ROWS,
@@ -24,9 +24,10 @@ from .common import (
     Work,
     _popcount,
 )
-from .generic import _search, easy_rule_flags
+from .generic import RULE_EASY_CAP, _last_deal_cap, _search, easy_rule_flags
 from .lines import _finish_line, _finish_line_native
 from .native import DEAL_BITS, NO_FOREIGN4, _nat_resolve_call, _search_native
+from .native_easy import _search_native_easy
 from .optional import _fill_optional_deck, _opt_full_line, _search_optional, rule_flags
 from .pending import RULE_PENDING, _pd_game_line, _search_pending
 from .position import _resolve
@@ -142,6 +143,7 @@ def _fill_native_deck(deck, init_piles, stocks, n):
 SEARCH_GENERIC = 0  # generic._search: any start position, any rules
 SEARCH_NATIVE = 1  # native._search_native: fresh deals, forced discards, not easy
 SEARCH_OPTIONAL = 2  # optional._search_optional: fresh deals, optional discards, not easy
+SEARCH_NATIVE_EASY = 3  # native_easy._search_native_easy: fresh deals, forced discards, easy
 
 
 @nb.njit(cache=True)
@@ -152,8 +154,8 @@ def _solve_many(starts, resolve_start, mode, rules, opt_flags, node_limit, table
     Args:
         resolve_start: make the forced discards of each start position first (a fresh deal, as
                        game.new_game does)
-        mode:          SEARCH_GENERIC, SEARCH_NATIVE or SEARCH_OPTIONAL (every start is then a fresh
-                       deal; ``deck`` is its NativeDeck and ``od`` its OptionalDeck, filled per deal)
+        mode:          SEARCH_GENERIC, or SEARCH_NATIVE, SEARCH_OPTIONAL or SEARCH_NATIVE_EASY (every start is
+                       then a fresh deal; ``deck`` is its NativeDeck and ``od`` its OptionalDeck, filled per deal)
         opt_flags:     the dominance rules on: those of the optional search (optional.RULE_*) and
                        of the generic search (generic.RULE_*)
         rules:         SearchRules
@@ -197,6 +199,17 @@ def _solve_many(starts, resolve_start, mode, rules, opt_flags, node_limit, table
             mask0, _fw, nd, _full = _nat_resolve_call(DEAL_BITS, NO_FOREIGN4, deck)
             best, blen, nodes, status = _search_native(ns, mask0, start_scores[n] + nd, deck, rules, node_limit,
                                                        table, epoch, work)
+        elif mode == SEARCH_NATIVE_EASY:
+            _fill_native_deck(deck, init_piles, stocks, n)
+            mask0, _fw, nd, _full = _nat_resolve_call(DEAL_BITS, NO_FOREIGN4, deck)
+            cmask0 = np.uint64(0)
+            for b in range(52):
+                if (mask0 >> np.uint64(b)) & np.uint64(1):
+                    cmask0 |= np.uint64(1) << np.uint64(deck.pcard[b])
+            cap = _last_deal_cap(stock, ns, rules.strength, rules.code) if (opt_flags & RULE_EASY_CAP) != 0 \
+                else WIN_SCORE
+            best, blen, nodes, status = _search_native_easy(ns, mask0, cmask0, start, cap, deck, rules, node_limit,
+                                                            table, epoch, work, opt_flags)
         elif mode == SEARCH_OPTIONAL:
             _fill_native_deck(deck, init_piles, stocks, n)
             _fill_optional_deck(deck, od, rules)
@@ -250,9 +263,12 @@ def search_rules(rules: Rules) -> SearchRules:
 
 
 def search_mode(rules: Rules, search: str) -> int:
-    """The search ``run`` uses for fresh deals: SEARCH_NATIVE, SEARCH_OPTIONAL or SEARCH_GENERIC."""
+    """The search ``run`` uses for fresh deals: SEARCH_NATIVE, SEARCH_OPTIONAL, SEARCH_NATIVE_EASY (easy with
+    forced discards) or SEARCH_GENERIC (``search='generic'``, and easy with optional discards)."""
     if search == "auto" and rules.fill != FILL_ANY:
         return SEARCH_OPTIONAL if rules.optional_discards else SEARCH_NATIVE
+    if search == "auto" and not rules.optional_discards:
+        return SEARCH_NATIVE_EASY
     return SEARCH_GENERIC
 
 

@@ -268,6 +268,9 @@ def _search_native_easy(nstock, start_mask, start_cmask, start_score, cap, deck,
     idx[0] = 0
     k = 0
     a = -1  # an action already chosen (a deal from a position with no empty pile), or -1
+    # mask, sp, fw and cmask hold frame k's position whenever a >= 0 (a deal chosen from registers);
+    # they are loaded from the frame when the next action is picked from it. These two are
+    # overwritten before use: they only give Numba a definition on every path
     mask = start_mask
     cmask = start_cmask
     while True:
@@ -279,10 +282,10 @@ def _search_native_easy(nstock, start_mask, start_cmask, start_score, cap, deck,
                 continue
             a = acts[k, idx[k]]
             idx[k] += 1
-        mask = keys1[k] & MASK52
-        sp = np.int64(keys1[k] >> np.uint64(52))
-        fw = keys2[k]
-        cmask = keys3[k]
+            mask = keys1[k] & MASK52
+            sp = np.int64(keys1[k] >> np.uint64(52))
+            fw = keys2[k]
+            cmask = keys3[k]
         mask, fw, cmask, sp, nd, full, is_lone = _ne_apply(a, mask, fw, cmask, sp, deck)
         score = scores[k] + nd
         path[k] = a

@@ -76,7 +76,7 @@ class _Workspace:
         return first
 
     def native_deck(self, rules: SearchRules) -> NativeDeck:
-        """Tables for the native search, filled per deck by ``_solve_many``."""
+        """Tables for the native search, filled per deck by the ``_solve_*_many`` loops."""
         return NativeDeck(np.zeros(N_CARDS, np.int8), np.zeros(N_CARDS, np.int8), np.zeros(N_CARDS, np.int8),
                           np.zeros(13, np.uint64), np.zeros(13, np.int64), self.high_bit, rules.code)
 
@@ -147,104 +147,184 @@ SEARCH_NATIVE_EASY = 3  # native_easy._search_native_easy: fresh deals, forced d
 
 
 @nb.njit(cache=True)
-def _solve_many(starts, resolve_start, mode, rules, opt_flags, node_limit, table, first_epoch, work, deck, od, out,
-                line_buf):
-    """Solve every start position n of ``starts`` (a Starts record).
+def _keep_line(line_buf, nl, line, blen, out, n):
+    """Append ``line[:blen]`` (start n's line) at ``line_buf[nl:]``, growing the buffer; returns (buffer, new nl)."""
+    if nl + blen > line_buf.shape[0]:
+        grown = np.zeros(max(2 * line_buf.shape[0], nl + blen), np.int32)
+        grown[:nl] = line_buf[:nl]
+        line_buf = grown
+    for i in range(blen):
+        line_buf[nl + i] = line[i]
+    nl += blen
+    out.line_off[n + 1] = nl
+    return line_buf, nl
 
-    Args:
-        resolve_start: make the forced discards of each start position first (a fresh deal, as
-                       game.new_game does)
-        mode:          SEARCH_GENERIC, or SEARCH_NATIVE, SEARCH_OPTIONAL or SEARCH_NATIVE_EASY (every start is
-                       then a fresh deal; ``deck`` is its NativeDeck and ``od`` its OptionalDeck, filled per deal)
-        opt_flags:     the dominance rules on: those of the optional search (optional.RULE_*) and
-                       of the generic search (generic.RULE_*)
-        rules:         SearchRules
-        node_limit:    positions per search at most; <= 0 for no limit
-        table:         the transposition table; search n has epoch ``first_epoch + n``
-        work:          Work buffers
-        out:           Results, one row per start; line n goes to ``line_buf[out.line_off[n]:out.line_off[n+1]]``
 
-    Returns the (possibly grown) line buffer.
-    """
-    init_piles, init_h, stocks, nstocks, start_scores, natives = starts
-    rec_pile, rec_card, best_line = work.rec_pile, work.rec_card, work.best_line
-    piles = np.zeros((4, MAX_HEIGHT), np.int8)
-    h = np.zeros(4, np.int32)
-    piles0 = np.zeros((4, MAX_HEIGHT), np.int8)
-    h0 = np.zeros(4, np.int32)
-    scratch = np.zeros(MAX_POSITION_ACTIONS, np.int32)
-    smax = np.zeros((N_CARDS + 1, 4, 4), np.int8)
+@nb.njit(cache=True, inline="always", _nrt=False)
+def _record(out, n, best, nodes, status):
+    """Row n of ``out``: the search's result (the line finish adds moves and decisions)."""
+    out.score[n] = best
+    out.nodes[n] = nodes
+    out.status[n] = status
+
+
+@nb.njit(cache=True, _nrt=False)
+def _fill_optional_start(piles0, h0, deck, od, starts, rules, n):
+    """Start n of a fresh deal with optional discards: its position into ``piles0, h0`` (no discard is forced),
+    its NativeDeck and OptionalDeck filled."""
+    _set_position(piles0, h0, starts.piles[n], starts.heights[n])
+    _fill_native_deck(deck, starts.piles, starts.stocks, n)
+    _fill_optional_deck(deck, od, rules)
+
+
+@nb.njit(cache=True, inline="always")
+def _finish_buffers():
+    """The generic line finish's buffers: (piles, h, piles0, h0, small, bfs, scratch); a loop puts each
+    start position into piles0, h0 before its search."""
+    return (np.zeros((4, MAX_HEIGHT), np.int8), np.zeros(4, np.int32), np.zeros((4, MAX_HEIGHT), np.int8),
+            np.zeros(4, np.int32), np.zeros((3, 64), np.int32), np.zeros((64, 6), np.int32),
+            np.zeros(MAX_POSITION_ACTIONS, np.int32))
+
+
+@nb.njit(cache=True)
+def _finish_start(fb, stock, ns, rules, blen, work, out, n):
+    """The generic line finish of start n (``fb``: _finish_buffers, its start in piles0, h0): moves and
+    decisions into ``out``; returns the line's length."""
+    piles, h, piles0, h0, small, bfs, scratch = fb
+    _set_position(piles, h, piles0, h0)
+    blen, mv, dec = _finish_line(piles, h, stock, ns, rules, work.best_line, blen, small, bfs, scratch, work)
+    out.moves[n] = mv
+    out.decisions[n] = dec
+    return blen
+
+
+# One compiled loop per search mode (below), not one loop over every mode: a process compiles only the
+# searches it runs (a cold compile of the whole solver is minutes), and each loop is a smaller unit for
+# LLVM. Their args are those of ``run``; each returns the (possibly grown) line buffer, and writes row n of
+# ``out`` and line n to ``line_buf[out.line_off[n]:out.line_off[n+1]]``.
+
+@nb.njit(cache=True)
+def _solve_native_many(starts, rules, node_limit, table, first_epoch, work, deck, out, line_buf):
+    """SEARCH_NATIVE: every start is a fresh deal; ``deck`` is filled per deal."""
+    init_piles, _h, stocks, nstocks, start_scores, _natives = starts
     small = np.zeros((3, 64), np.int32)
     bfs = np.zeros((64, 6), np.int32)
+    nl = 0
+    out.line_off[0] = 0
+    for n in range(init_piles.shape[0]):
+        ns = nstocks[n]
+        _fill_native_deck(deck, init_piles, stocks, n)
+        mask0, _fw, nd, _full = _nat_resolve_call(DEAL_BITS, NO_FOREIGN4, deck)
+        best, blen, nodes, status = _search_native(ns, mask0, start_scores[n] + nd, deck, rules, node_limit, table,
+                                                   np.uint32(first_epoch + n), work)
+        _record(out, n, best, nodes, status)
+        blen, mv, dec = _finish_line_native(work.best_line, blen, ns, mask0, deck, rules, small, bfs,
+                                            work.best_keys1, work.best_keys2, work.best_nacts)
+        out.moves[n] = mv
+        out.decisions[n] = dec
+        line_buf, nl = _keep_line(line_buf, nl, work.best_line, blen, out, n)
+    return line_buf
+
+
+@nb.njit(cache=True)
+def _solve_easy_many(starts, rules, opt_flags, node_limit, table, first_epoch, work, deck, out, line_buf):
+    """SEARCH_NATIVE_EASY: every start is a fresh deal of easy with forced discards."""
+    init_piles, init_h, stocks, nstocks, start_scores, _natives = starts
+    fb = _finish_buffers()
+    piles0, h0 = fb[2], fb[3]
+    nl = 0
+    out.line_off[0] = 0
+    for n in range(init_piles.shape[0]):
+        stock = stocks[n]
+        ns = nstocks[n]
+        _set_position(piles0, h0, init_piles[n], init_h[n])
+        start = start_scores[n] + _resolve(piles0, h0, rules.code, work.rec_pile, work.rec_card, 0)
+        _fill_native_deck(deck, init_piles, stocks, n)
+        mask0, _fw, nd, _full = _nat_resolve_call(DEAL_BITS, NO_FOREIGN4, deck)
+        cmask0 = np.uint64(0)
+        for b in range(52):
+            if (mask0 >> np.uint64(b)) & np.uint64(1):
+                cmask0 |= np.uint64(1) << np.uint64(deck.pcard[b])
+        cap = _last_deal_cap(stock, ns, rules.strength, rules.code) if (opt_flags & RULE_EASY_CAP) != 0 \
+            else WIN_SCORE
+        best, blen, nodes, status = _search_native_easy(ns, mask0, cmask0, start, cap, deck, rules, node_limit,
+                                                        table, np.uint32(first_epoch + n), work, opt_flags)
+        _record(out, n, best, nodes, status)
+        blen = _finish_start(fb, stock, ns, rules, blen, work, out, n)
+        line_buf, nl = _keep_line(line_buf, nl, work.best_line, blen, out, n)
+    return line_buf
+
+
+@nb.njit(cache=True)
+def _solve_optional_many(starts, rules, opt_flags, node_limit, table, first_epoch, work, deck, od, out, line_buf):
+    """SEARCH_OPTIONAL without RULE_PENDING: every start is a fresh deal with optional discards, searched by
+    optional.py; ``deck`` and ``od`` are filled per deal."""
+    init_piles, _h, stocks, nstocks, start_scores, _natives = starts
+    fb = _finish_buffers()
+    piles0, h0 = fb[2], fb[3]
+    nl = 0
+    out.line_off[0] = 0
+    for n in range(init_piles.shape[0]):
+        ns = nstocks[n]
+        _fill_optional_start(piles0, h0, deck, od, starts, rules, n)
+        best, blen, nodes, status = _search_optional(ns, DEAL_BITS, start_scores[n], deck, od, rules, opt_flags,
+                                                     node_limit, table, np.uint32(first_epoch + n), work)
+        # the line without its safe discards: put them back (the generic finish counts it)
+        blen = _opt_full_line(work.best_line, blen, ns, deck, od, opt_flags, work.path)
+        _record(out, n, best, nodes, status)
+        blen = _finish_start(fb, stocks[n], ns, rules, blen, work, out, n)
+        line_buf, nl = _keep_line(line_buf, nl, work.best_line, blen, out, n)
+    return line_buf
+
+
+@nb.njit(cache=True)
+def _solve_pending_many(starts, rules, opt_flags, node_limit, table, first_epoch, work, deck, od, out, line_buf):
+    """SEARCH_OPTIONAL with RULE_PENDING: the same, searched by pending.py."""
+    init_piles, _h, stocks, nstocks, start_scores, _natives = starts
+    fb = _finish_buffers()
+    piles0, h0 = fb[2], fb[3]
+    nl = 0
+    out.line_off[0] = 0
+    for n in range(init_piles.shape[0]):
+        ns = nstocks[n]
+        _fill_optional_start(piles0, h0, deck, od, starts, rules, n)
+        best, blen, nodes, status = _search_pending(ns, start_scores[n], deck, od, rules, opt_flags, node_limit,
+                                                    table, np.uint32(first_epoch + n), work)
+        # the line in the search's codes: the game's line (the generic finish counts it)
+        blen = _pd_game_line(work.best_line, blen, ns, deck, od, opt_flags, work.events, work.path)
+        _record(out, n, best, nodes, status)
+        blen = _finish_start(fb, stocks[n], ns, rules, blen, work, out, n)
+        line_buf, nl = _keep_line(line_buf, nl, work.best_line, blen, out, n)
+    return line_buf
+
+
+@nb.njit(cache=True)
+def _solve_generic_many(starts, resolve_start, rules, opt_flags, node_limit, table, first_epoch, work, out, line_buf):
+    """SEARCH_GENERIC: any start position; ``resolve_start`` makes its forced discards first (a fresh deal, as
+    game.new_game does)."""
+    init_piles, init_h, stocks, nstocks, start_scores, natives = starts
+    fb = _finish_buffers()
+    piles, h, piles0, h0 = fb[0], fb[1], fb[2], fb[3]
+    smax = np.zeros((N_CARDS + 1, 4, 4), np.int8)
     top_mask = np.uint64(0)  # the cards of the top rank (for the strict bound)
     for c in range(N_CARDS):
         if rules.strength[c] == TOP_STRENGTH:
             top_mask |= np.uint64(1) << np.uint64(c)
-    mask0 = np.uint64(0)
     nl = 0
     out.line_off[0] = 0
     for n in range(init_piles.shape[0]):
-        start = start_scores[n]
-        if mode != SEARCH_NATIVE:
-            # the native search and its line finish start from the deck's native tables instead
-            _set_position(piles, h, init_piles[n], init_h[n])
-            if resolve_start and not rules.optional:
-                start += _resolve(piles, h, rules.code, rec_pile, rec_card, 0)
-            _set_position(piles0, h0, piles, h)  # the start: the search and the line's replay start from it
         stock = stocks[n]
         ns = nstocks[n]
-        epoch = np.uint32(first_epoch + n)
-        if mode == SEARCH_NATIVE:
-            _fill_native_deck(deck, init_piles, stocks, n)
-            mask0, _fw, nd, _full = _nat_resolve_call(DEAL_BITS, NO_FOREIGN4, deck)
-            best, blen, nodes, status = _search_native(ns, mask0, start_scores[n] + nd, deck, rules, node_limit,
-                                                       table, epoch, work)
-        elif mode == SEARCH_NATIVE_EASY:
-            _fill_native_deck(deck, init_piles, stocks, n)
-            mask0, _fw, nd, _full = _nat_resolve_call(DEAL_BITS, NO_FOREIGN4, deck)
-            cmask0 = np.uint64(0)
-            for b in range(52):
-                if (mask0 >> np.uint64(b)) & np.uint64(1):
-                    cmask0 |= np.uint64(1) << np.uint64(deck.pcard[b])
-            cap = _last_deal_cap(stock, ns, rules.strength, rules.code) if (opt_flags & RULE_EASY_CAP) != 0 \
-                else WIN_SCORE
-            best, blen, nodes, status = _search_native_easy(ns, mask0, cmask0, start, cap, deck, rules, node_limit,
-                                                            table, epoch, work, opt_flags)
-        elif mode == SEARCH_OPTIONAL:
-            _fill_native_deck(deck, init_piles, stocks, n)
-            _fill_optional_deck(deck, od, rules)
-            if (opt_flags & RULE_PENDING) != 0:
-                best, blen, nodes, status = _search_pending(ns, start_scores[n], deck, od, rules, opt_flags,
-                                                            node_limit, table, epoch, work)
-                # the line in the search's codes: the game's line (the generic finish below counts it)
-                blen = _pd_game_line(best_line, blen, ns, deck, od, opt_flags, work.events, work.path)
-            else:
-                best, blen, nodes, status = _search_optional(ns, DEAL_BITS, start_scores[n], deck, od, rules,
-                                                             opt_flags, node_limit, table, epoch, work)
-                # the line without its safe discards: put them back (the generic finish below counts it)
-                blen = _opt_full_line(best_line, blen, ns, deck, od, opt_flags, work.path)
-        else:
-            best, blen, nodes, status = _search(stock, ns, smax, piles, h, start, natives[n], rules, node_limit,
-                                                table, epoch, work, top_mask, opt_flags)
-        out.score[n] = best
-        out.nodes[n] = nodes
-        out.status[n] = status
-        if mode == SEARCH_NATIVE:
-            blen, mv, dec = _finish_line_native(best_line, blen, ns, mask0, deck, rules, small, bfs, work.best_keys1,
-                                                work.best_keys2, work.best_nacts)
-        else:
-            _set_position(piles, h, piles0, h0)
-            blen, mv, dec = _finish_line(piles, h, stock, ns, rules, best_line, blen, small, bfs, scratch, work)
-        out.moves[n] = mv
-        out.decisions[n] = dec
-        if nl + blen > line_buf.shape[0]:
-            grown = np.zeros(max(2 * line_buf.shape[0], nl + blen), np.int32)
-            grown[:nl] = line_buf[:nl]
-            line_buf = grown
-        for i in range(blen):
-            line_buf[nl + i] = best_line[i]
-        nl += blen
-        out.line_off[n + 1] = nl
+        start = start_scores[n]
+        _set_position(piles, h, init_piles[n], init_h[n])
+        if resolve_start and not rules.optional:
+            start += _resolve(piles, h, rules.code, work.rec_pile, work.rec_card, 0)
+        _set_position(piles0, h0, piles, h)  # the start: the search and the line's replay start from it
+        best, blen, nodes, status = _search(stock, ns, smax, piles, h, start, natives[n], rules, node_limit, table,
+                                            np.uint32(first_epoch + n), work, top_mask, opt_flags)
+        _record(out, n, best, nodes, status)
+        blen = _finish_start(fb, stock, ns, rules, blen, work, out, n)
+        line_buf, nl = _keep_line(line_buf, nl, work.best_line, blen, out, n)
     return line_buf
 
 
@@ -294,9 +374,21 @@ def run(starts: Starts, resolve_start: bool, rules: Rules, node_limit, want_line
         raise ValueError("the generic search needs Starts.natives: make the inputs with deck_inputs(decks)")
     if opt_flags is None:
         opt_flags = rule_flags(rules) | easy_rule_flags(rules)
-    od = OptionalDeck(np.zeros(N_CARDS, np.uint64), np.zeros(N_CARDS, np.uint64))
-    line_buf = _solve_many(starts, resolve_start, mode, srules, int(opt_flags), limit, ws.table, first_epoch,
-                           ws.work, ws.native_deck(srules), od, out, line_buf)
+    flags = int(opt_flags)
+    if mode == SEARCH_NATIVE:
+        line_buf = _solve_native_many(starts, srules, limit, ws.table, first_epoch, ws.work, ws.native_deck(srules),
+                                      out, line_buf)
+    elif mode == SEARCH_NATIVE_EASY:
+        line_buf = _solve_easy_many(starts, srules, flags, limit, ws.table, first_epoch, ws.work,
+                                    ws.native_deck(srules), out, line_buf)
+    elif mode == SEARCH_OPTIONAL:
+        od = OptionalDeck(np.zeros(N_CARDS, np.uint64), np.zeros(N_CARDS, np.uint64))
+        solve = _solve_pending_many if flags & RULE_PENDING else _solve_optional_many
+        line_buf = solve(starts, srules, flags, limit, ws.table, first_epoch, ws.work, ws.native_deck(srules), od,
+                         out, line_buf)
+    else:
+        line_buf = _solve_generic_many(starts, resolve_start, srules, flags, limit, ws.table, first_epoch, ws.work,
+                                       out, line_buf)
     lines = None
     if want_lines:
         lines = [line_text(line_buf[out.line_off[i]:out.line_off[i + 1]]) for i in range(n)]

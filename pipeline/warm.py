@@ -94,12 +94,15 @@ def warm(processes: int | None = None, *, force: bool = False, progress=None) ->
     """Compile every unit of UNITS into the on-disk cache with ``processes`` processes (default: every core).
 
     Skipped when the stamp of this code is there (unless ``force``); ``progress(text)``, if given, hears
-    about each unit as it finishes. The stamp is written only when every unit ran.
+    when the compile starts and about each unit as it finishes. The stamp is written only when every unit ran.
     """
     stamp = stamp_path()
     if stamp.exists() and not force:
         return WarmResult(True, 0.0, 0, 0)
     processes = max(1, min(processes or os.cpu_count() or 1, len(UNITS)))
+    if progress:
+        progress(f"compiling the engine into the on-disk cache {stamp.parent}: {len(UNITS)} groups of kernels "
+                 f"on {processes} processes, a few minutes (once per machine and engine version)")
     start = time.perf_counter()
     # spawn, not fork: the caller may hold threads (Ray, Prefect) that a forked child would inherit half-made
     with ProcessPoolExecutor(processes, mp_context=get_context("spawn")) as pool:

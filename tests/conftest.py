@@ -16,23 +16,22 @@ os.environ.setdefault("RAY_ACCEL_ENV_VAR_OVERRIDE_ON_ZERO", "0")
 os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
 
 
-def pytest_sessionstart(session):
-    """Compile the engine into Numba's on-disk cache first, on every core (pipeline/warm.py).
+def pytest_collection_finish(session):
+    """Before a session that starts Ray workers, compile the engine into Numba's on-disk cache, on every
+    core (pipeline/warm.py).
 
-    Otherwise a fresh checkout compiles each kernel in the driver and again in each Ray
-    worker, one after the other as the tests reach them. Returns at once on a warm cache.
+    Otherwise a fresh checkout compiles each kernel in the driver and again in each Ray worker, as
+    the tests reach them. Returns at once on a warm cache; a session without Ray tests skips it.
     """
-    from pipeline.warm import stamp_path, warm
-
-    if stamp_path().exists():
+    if not any("ray_local" in getattr(item, "fixturenames", ()) for item in session.items):
         return
+    from pipeline.warm import warm
+
     tr = session.config.pluginmanager.get_plugin("terminalreporter")
     say = tr.write_line if tr is not None else None
-    if say:
-        say("compiling the engine into the on-disk cache (a fresh checkout; 'acesup warm')")
     res = warm(progress=say)
-    if say:
-        say(f"compiled: {res.units} units on {res.processes} processes in {res.seconds:.0f} s")
+    if say and not res.skipped:
+        say(f"compiled: {res.units} groups on {res.processes} processes in {res.seconds:.0f} s")
 
 
 @pytest.fixture(scope="session")

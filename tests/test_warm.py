@@ -1,7 +1,7 @@
 """``acesup warm``: the engine compiled once into the on-disk cache, and a stamp that knows the code.
 
-The test session itself warms the cache first (tests/conftest.py), so the full
-compile is exercised by every cold run of the suite; these tests check what
+A test session with Ray tests warms the cache first (tests/conftest.py), so
+the full compile runs on every cold run of the suite; these tests check what
 decides whether it runs.
 """
 
@@ -32,12 +32,16 @@ def test_the_stamp_follows_the_engine_sources(tmp_path):
     assert engine_stamp(copy) != engine_stamp()
 
 
-def test_warm_on_a_warm_cache_returns_at_once_and_says_so():
-    # the session warmed the cache (conftest), so the stamp of this code is there
-    assert stamp_path().exists()
+def test_warm_with_the_stamp_of_this_code_returns_at_once_and_says_so(tmp_path, monkeypatch):
+    # a cache folder of its own, stamped for this code: nothing may be compiled (the call would take minutes)
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
+    stamp = stamp_path()
+    assert stamp.parent == tmp_path
+    stamp.touch()
     out = subprocess.run([sys.executable, "-m", "pipeline.cli", "warm"], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert "already warm for this code" in out.stdout
+    assert sorted(p.name for p in tmp_path.iterdir()) == [stamp.name]  # no kernel compiled into it
 
 
 def test_warm_refuses_a_process_count_below_one():

@@ -26,14 +26,13 @@ def add_arguments(p):
 
 def run(args) -> int:
     from pipeline.errors import UserError
-    from pipeline.warm import UNITS, stamp_path, warm
+    from pipeline.warm import warm
 
     if args.processes is not None and args.processes < 1:
         raise UserError(f"--processes {args.processes} is not positive; give 1 or more")
-    print(f"warming the engine's compiled code ({len(UNITS)} units) into {stamp_path().parent}", flush=True)
     res = warm(args.processes, force=args.force, progress=lambda text: print(text, flush=True))
     if res.skipped:
         print("already warm for this code (remove the stamp or give --force to compile again)")
     else:
-        print(f"warm: {res.units} units on {res.processes} processes in {res.seconds:.0f} s")
+        print(f"warm: {res.units} groups of kernels on {res.processes} processes in {res.seconds:.0f} s")
     return 0

@@ -46,7 +46,7 @@ from .plan import Plan, plan_run, write_plan
 from .progress import Progress
 from .spec import RunSpec
 from .storage import DataStore
-from .warm import warm
+from .warm import units_for, warm
 from .worker import BatchDone, BatchJob, run_batch
 
 MANIFEST_WRITE_SECONDS = 2.0
@@ -170,8 +170,8 @@ def fingerprint_on_ray(store: DataStore, plan: Plan, max_retries: int,
         refs = [fp_task.remote(v, p, d) for v, p, d in requests]
         if say is None:
             return ray.get(refs)
-        say(f"fingerprinting {len(refs)} players (a first run on this machine also compiles the engine "
-            f"in every worker: a few minutes)")
+        say(f"fingerprinting {len(refs)} players (a first run on a cluster's node also compiles the engine "
+            f"in each of its workers: a few minutes)")
         pending, done, started = list(refs), 0, time.monotonic()
         while pending:
             ready, pending = ray.wait(pending, num_returns=1, timeout=30)
@@ -238,9 +238,9 @@ def execute_run(
         head = f"acesup run {plan.manifest.run_id}"
         say = None if progress is False else (lambda line: print(f"{head}: {line}", file=sys.stderr, flush=True))
         if _starts_local_ray(ray_address):
-            # the local workers would each compile every kernel they meet; compile them once first, one
-            # group per core (a cold first night on 2 cores: 540 s -> 421 s; at once on a warm cache)
-            warm(num_cpus, progress=say)
+            # the local workers would each compile every kernel they meet; compile the run's once first, one
+            # group per core (a cold first default night on 2 cores: 540 s -> 421 s; at once on a warm cache)
+            warm(num_cpus, units=units_for(spec.pairs()), progress=say)
         started = connect_ray(ray_address, num_cpus=num_cpus)
         try:
             t1 = time.monotonic()

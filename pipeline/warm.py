@@ -39,7 +39,6 @@ UNITS: tuple[tuple[str, str], ...] = (
     ("standard", "bound"),
     ("standard", "adp"),
     ("standard", "greedy"),
-    ("standard", "nomove"),
 )
 UNIT_DECKS = 2  # deals 0.. of seed 0: a fraction of a second each once compiled
 UNIT_NODE_LIMIT = 20_000
@@ -69,13 +68,42 @@ def engine_stamp(root: Path | None = None) -> str:
     return h.hexdigest()[:16]
 
 
-def stamp_path() -> Path:
-    """Where the stamp goes: ``NUMBA_CACHE_DIR`` if set, else the engine's own ``__pycache__`` (Numba's default)."""
+def _cache_folder() -> Path:
+    """``NUMBA_CACHE_DIR`` if set, else the engine's own ``__pycache__`` (Numba's default)."""
     import engine_rs_free
 
     base = os.environ.get("NUMBA_CACHE_DIR")
-    folder = Path(base) if base else Path(engine_rs_free.__file__).parent / "__pycache__"
-    return folder / f"acesup-warm-{engine_stamp()}"
+    return Path(base) if base else Path(engine_rs_free.__file__).parent / "__pycache__"
+
+
+def stamp_path(unit: tuple[str, str], engine: str | None = None) -> Path:
+    """The stamp that says ``unit`` was compiled for this code (``engine``: engine_stamp(), if known)."""
+    variant, player = unit
+    return _cache_folder() / f"acesup-warm-{engine or engine_stamp()}-{player}-{variant}"
+
+
+def _unit_key(variant: str, player: str) -> tuple:
+    """What decides the kernels a (variant, player) runs: the player's kind, and for the solver its search."""
+    from engine_rs_free.players import POLICY_KINDS, parse_player, solver_rules
+    from engine_rs_free.rules import rules_by_name
+
+    spec = parse_player(player)
+    if spec.kind == "solver":
+        from engine_rs_free.solver.core import search_mode
+        from engine_rs_free.solver.optional import rule_flags
+        from engine_rs_free.solver.pending import RULE_PENDING
+
+        rules = solver_rules(spec, rules_by_name(variant))
+        return ("solver", search_mode(rules, "auto"), bool(rule_flags(rules) & RULE_PENDING))
+    if spec.kind in POLICY_KINDS:
+        return ("batch",)  # one compiled kernel (batch._play_kernel) plays every honest policy
+    return (spec.kind,)
+
+
+def units_for(pairs) -> tuple[tuple[str, str], ...]:
+    """The units of UNITS whose kernels playing ``pairs`` ((variant, player) of a run) compiles."""
+    wanted = {_unit_key(v, p) for v, p in pairs}
+    return tuple(u for u in UNITS if _unit_key(*u) in wanted)
 
 
 def _warm_unit(unit: tuple[str, str]) -> float:
@@ -90,28 +118,35 @@ def _warm_unit(unit: tuple[str, str]) -> float:
     return time.perf_counter() - start
 
 
-def warm(processes: int | None = None, *, force: bool = False, progress=None) -> WarmResult:
-    """Compile every unit of UNITS into the on-disk cache with ``processes`` processes (default: every core).
+def warm(processes: int | None = None, *, units=UNITS, force: bool = False, progress=None) -> WarmResult:
+    """Compile ``units`` (default: every unit of UNITS) into the on-disk cache with ``processes`` processes
+    (default: every core).
 
-    Skipped when the stamp of this code is there (unless ``force``); ``progress(text)``, if given, hears
-    when the compile starts and about each unit as it finishes. The stamp is written only when every unit ran.
+    A unit whose stamp for this code is there is left out (unless ``force``); ``skipped`` says none was
+    left. ``progress(text)``, if given, hears when the compile starts and about each unit as it finishes.
+    A unit's stamp is written once every unit ran.
     """
-    stamp = stamp_path()
-    if stamp.exists() and not force:
+    engine = engine_stamp()
+    todo = [u for u in units if force or not stamp_path(u, engine).exists()]
+    if not todo:
         return WarmResult(True, 0.0, 0, 0)
-    processes = max(1, min(processes or os.cpu_count() or 1, len(UNITS)))
+    processes = max(1, min(processes or os.cpu_count() or 1, len(todo)))
     if progress:
-        progress(f"compiling the engine into the on-disk cache {stamp.parent}: {len(UNITS)} groups of kernels "
+        progress(f"compiling the engine into the on-disk cache {_cache_folder()}: {len(todo)} groups of kernels "
                  f"on {processes} processes, a few minutes (once per machine and engine version)")
     start = time.perf_counter()
     # spawn, not fork: the caller may hold threads (Ray, Prefect) that a forked child would inherit half-made
     with ProcessPoolExecutor(processes, mp_context=get_context("spawn")) as pool:
-        for unit, seconds in zip(UNITS, pool.map(_warm_unit, UNITS)):
+        for unit, seconds in zip(todo, pool.map(_warm_unit, todo)):
             if progress:
                 progress(f"compiled {unit[1]} on {unit[0]} in {seconds:.0f} s")
     try:
-        stamp.parent.mkdir(parents=True, exist_ok=True)
-        stamp.touch()
+        _cache_folder().mkdir(parents=True, exist_ok=True)
+        for old in _cache_folder().glob("acesup-warm-*"):
+            if not old.name.startswith(f"acesup-warm-{engine}-"):
+                old.unlink()  # the stamps of earlier versions of the code
+        for unit in todo:
+            stamp_path(unit, engine).touch()
     except OSError:
         pass  # a read-only install: Numba caches elsewhere, and the next call warms (loads) again
-    return WarmResult(False, time.perf_counter() - start, len(UNITS), processes)
+    return WarmResult(False, time.perf_counter() - start, len(todo), processes)

@@ -13,7 +13,7 @@ import sys
 
 import engine_rs_free
 from engine_rs_free.players import play_problem
-from pipeline.warm import UNITS, engine_stamp, stamp_path
+from pipeline.warm import UNITS, engine_stamp, stamp_path, units_for
 
 
 def test_every_unit_is_a_player_its_variant_can_play():
@@ -35,13 +35,25 @@ def test_the_stamp_follows_the_engine_sources(tmp_path):
 def test_warm_with_the_stamp_of_this_code_returns_at_once_and_says_so(tmp_path, monkeypatch):
     # a cache folder of its own, stamped for this code: nothing may be compiled (the call would take minutes)
     monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
-    stamp = stamp_path()
-    assert stamp.parent == tmp_path
-    stamp.touch()
+    stamps = sorted(stamp_path(u) for u in UNITS)
+    assert {s.parent for s in stamps} == {tmp_path}
+    for s in stamps:
+        s.touch()
     out = subprocess.run([sys.executable, "-m", "pipeline.cli", "warm"], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert "already warm for this code" in out.stdout
-    assert sorted(p.name for p in tmp_path.iterdir()) == [stamp.name]  # no kernel compiled into it
+    assert sorted(tmp_path.iterdir()) == stamps  # no kernel compiled into it
+
+
+def test_a_run_warms_the_units_of_its_players_only():
+    assert units_for([("standard", "greedy"), ("strict", "nomove"), ("reverse", "human")]) == (("standard", "greedy"),)
+    # forced discards: the native search; strict+optional: the pending search; a restriction turns the
+    # pending search's rules off, so strict+optional+sensible is searched like standard+optional
+    assert units_for([("reverse", "solver"), ("strict+optional", "solver")]) == (
+        ("strict+optional", "solver"), ("standard", "solver"))
+    assert units_for([("strict+optional", "solver:sensible")]) == (("standard+optional", "solver"),)
+    assert units_for([("easy", "solver:leftmost"), ("strict", "bound")]) == (("easy", "solver"), ("standard", "bound"))
+    assert set(units_for([(v, p) for v, p in UNITS])) == set(UNITS)
 
 
 def test_warm_refuses_a_process_count_below_one():

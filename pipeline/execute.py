@@ -95,8 +95,11 @@ def _check_reachable(address: str) -> None:
                         f"'ray start --head', or leave out --ray-address (and RAY_ADDRESS) to run on this machine") from None
 
 
-def connect_ray(ray_address: str | None = None, *, num_cpus: int | None = None) -> bool:
-    """Make sure Ray is initialized; True if this call started (or joined) it and must shut it down."""
+def connect_ray(ray_address: str | None = None, *, num_cpus: int | None = None, before_local=None) -> bool:
+    """Make sure Ray is initialized; True if this call started (or joined) it and must shut it down.
+
+    ``before_local()``, if given, runs just before this call starts a Ray of its own on this machine.
+    """
     import ray
 
     if ray.is_initialized():
@@ -110,16 +113,11 @@ def connect_ray(ray_address: str | None = None, *, num_cpus: int | None = None) 
             raise UserError(f"cannot join the Ray cluster at {address!r}: {str(exc).splitlines()[0]}; "
                             f"check the address that 'ray start --head' printed") from None
     else:
+        if before_local is not None:
+            before_local()
         ray.init(address="local", num_cpus=num_cpus or os.cpu_count() or 1, include_dashboard=False,
                  log_to_driver=False, logging_level=logging.WARNING)
     return True
-
-
-def _starts_local_ray(ray_address: str | None) -> bool:
-    """Whether ``connect_ray(ray_address)`` would start a Ray of its own on this machine."""
-    import ray
-
-    return not ray.is_initialized() and not (ray_address or os.environ.get("RAY_ADDRESS"))
 
 
 def _batch_task():
@@ -237,11 +235,10 @@ def execute_run(
             return summary
         head = f"acesup run {plan.manifest.run_id}"
         say = None if progress is False else (lambda line: print(f"{head}: {line}", file=sys.stderr, flush=True))
-        if _starts_local_ray(ray_address):
-            # the local workers would each compile every kernel they meet; compile the run's once first, one
-            # group per core (a cold first default night on 2 cores: 540 s -> 421 s; at once on a warm cache)
-            warm(num_cpus, units=units_for(spec.pairs()), progress=say)
-        started = connect_ray(ray_address, num_cpus=num_cpus)
+        # local workers would each compile every kernel they meet; compile the run's once first, one group
+        # per core (a cold first default night on 2 cores: 540 s -> 421 s; at once on a warm cache)
+        started = connect_ray(ray_address, num_cpus=num_cpus,
+                              before_local=lambda: warm(num_cpus, units=units_for(spec.pairs()), progress=say))
         try:
             t1 = time.monotonic()
             fingerprints = fingerprint_on_ray(store, plan, max_retries, say)  # refuses before anything is written

@@ -7,12 +7,12 @@ import numpy as np
 
 from ..actions import KIND_MOVE
 from ..rules import FILL_ACE, TOP_STRENGTH
-from .common import MASK52
+from .common import MASK52, flags_of, tops_of
 from .native import (
     NO_FOREIGN4,
-    _nat_apply,
+    _nat_apply_call,
     _nat_count,
-    _nat_legal_count,
+    _nat_legal_count_call,
     _nat_slot_pattern,
 )
 from .position import _apply, _gen_actions, _only_deal
@@ -34,6 +34,10 @@ def _finish_line_native(line, nline, nstock, start_mask, deck, rules, small, bfs
     and moves and decision points are counted in the same replay. ``small``
     (int32[3, 64]) and ``bfs`` (int32[64, 6]) are scratch.
     """
+    # the steps of a line call helpers compiled once (native._nat_*_call) instead of inlining them: a line
+    # is finished once a deal, and each inlined copy of _nat_apply or _nat_legal_count cost 10-15 s of
+    # Numba's cold compile (this function alone took 49 s of a 98 s cold compile with them inlined)
+    tops, flags = tops_of(deck), flags_of(rules)
     lone_free = True
     for i in range(nline):
         a = line[i]
@@ -47,7 +51,7 @@ def _finish_line_native(line, nline, nstock, start_mask, deck, rules, small, bfs
             sp = np.int64(best_keys1[i] >> np.uint64(52))
             if sp == nstock:
                 # stopping is a choice once the stock is empty
-                c = _nat_legal_count(best_keys1[i] & MASK52, best_keys2[i], sp, nstock, deck, rules) + 1
+                c = _nat_legal_count_call(best_keys1[i] & MASK52, best_keys2[i], sp, nstock, tops, flags) + 1
             elif i < nline:
                 c = best_nacts[i]
             else:
@@ -74,7 +78,7 @@ def _finish_line_native(line, nline, nstock, start_mask, deck, rules, small, bfs
             mask_at, fw_at = mask, fw
             j = i
             while j < nline and (line[j] & 3) == KIND_MOVE and _nat_count(mask, fw, (line[j] >> 2) & 3) == 1:
-                mask, fw, sp, _nd, _full, _lone = _nat_apply(line[j], mask, fw, sp, deck)
+                mask, fw, sp, _nd, _full, _lone = _nat_apply_call(line[j], mask, fw, sp, deck)
                 j += 1
             _nat_slot_pattern(mask, fw, deck, goal)
             m = _lone_path(start, goal, rules.leftmost, rules.fill == FILL_ACE, rules.strength, path, bfs)
@@ -84,15 +88,15 @@ def _finish_line_native(line, nline, nstock, start_mask, deck, rules, small, bfs
             mask, fw = mask_at, fw_at
             for t in range(m):
                 b = line[i + t] if keep else path[t]
-                if _nat_legal_count(mask, fw, sp, nstock, deck, rules) + (1 if sp == nstock else 0) > 1:
+                if _nat_legal_count_call(mask, fw, sp, nstock, tops, flags) + (1 if sp == nstock else 0) > 1:
                     decisions += 1
                 moves += 1
-                mask, fw, sp, _nd, _full, _lone = _nat_apply(b, mask, fw, sp, deck)
+                mask, fw, sp, _nd, _full, _lone = _nat_apply_call(b, mask, fw, sp, deck)
                 line[n] = b
                 n += 1
             i = j
             continue
-        c = _nat_legal_count(mask, fw, sp, nstock, deck, rules)
+        c = _nat_legal_count_call(mask, fw, sp, nstock, tops, flags)
         if sp == nstock:
             c += 1  # stopping is a choice once the stock is empty
         if c > 1 and (i < nline or sp == nstock):
@@ -100,7 +104,7 @@ def _finish_line_native(line, nline, nstock, start_mask, deck, rules, small, bfs
         if i >= nline:
             break
         a = line[i]
-        mask, fw, sp, _nd, _full, _lone = _nat_apply(a, mask, fw, sp, deck)
+        mask, fw, sp, _nd, _full, _lone = _nat_apply_call(a, mask, fw, sp, deck)
         if (a & 3) == KIND_MOVE:
             moves += 1
         line[n] = a

@@ -317,6 +317,21 @@ def _pd_apply(a, mask, fw, pend, sp, nstock, deck, od, flags, ev, ne):
     return mask, fw, pend, sp, gained + g2, lone, ne
 
 
+# Compiled once and called, not inlined, where a step runs once a deal (the root's settle) or once a step of
+# the best line (its replay in _pd_game_line): each inlined copy of _pd_settle or _pd_apply costs Numba
+# seconds of cold compile (docs/solver.md, "No reference counting, few calls").
+@nb.njit(cache=True, _nrt=False)
+def _pd_settle_call(mask, fw, pend, sp, nstock, deck, od, flags, ev, ne, left_play):
+    """``_pd_settle``, called."""
+    return _pd_settle(mask, fw, pend, sp, nstock, deck, od, flags, ev, ne, left_play)
+
+
+@nb.njit(cache=True, _nrt=False)
+def _pd_apply_call(a, mask, fw, pend, sp, nstock, deck, od, flags, ev, ne):
+    """``_pd_apply``, called."""
+    return _pd_apply(a, mask, fw, pend, sp, nstock, deck, od, flags, ev, ne)
+
+
 @nb.njit(cache=True, inline="always", _nrt=False)
 def _pd_height_is_one(mask, fw, p):
     """Pile p holds exactly one card."""
@@ -423,8 +438,8 @@ def _search_pending(nstock, start_score, deck, od, rules, flags, node_limit, tab
         work.lone, work.keys1, work.keys2, work.keys3, work.scores
     best_line = work.best_line
     no_ev = work.events[:0]
-    mask, fw, pend, gained, _ne = _pd_settle(DEAL_BITS, NO_FOREIGN4, np.uint64(0), 0, nstock, deck, od, flags,
-                                             no_ev, 0, True)
+    mask, fw, pend, gained, _ne = _pd_settle_call(DEAL_BITS, NO_FOREIGN4, np.uint64(0), 0, nstock, deck, od,
+                                                  flags, no_ev, 0, True)
     start_score += gained
     best = start_score
     best_len = 0
@@ -504,11 +519,12 @@ def _pd_game_line(line, nline, nstock, deck, od, flags, ev, scratch):
     """
     for i in range(nline):
         scratch[i] = line[i]
-    mask, fw, pend, _g, ne = _pd_settle(DEAL_BITS, NO_FOREIGN4, np.uint64(0), 0, nstock, deck, od, flags, ev, 0, True)
+    mask, fw, pend, _g, ne = _pd_settle_call(DEAL_BITS, NO_FOREIGN4, np.uint64(0), 0, nstock, deck, od, flags, ev, 0,
+                                             True)
     sp = np.int64(0)
     for i in range(nline):
-        mask, fw, pend, sp, _g, _lone, ne = _pd_apply(scratch[i], mask, fw, pend, sp, nstock, deck, od, flags,
-                                                      ev, ne)
+        mask, fw, pend, sp, _g, _lone, ne = _pd_apply_call(scratch[i], mask, fw, pend, sp, nstock, deck, od, flags,
+                                                           ev, ne)
     # 1 = in the game's line, 0 = not, -1 = not decided yet (a pending card's move)
     opened = np.full(52, -1, np.int64)
     for j in range(ne):

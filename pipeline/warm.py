@@ -10,7 +10,9 @@ processes started after it load compiled code from disk.
 
 A stamp in the cache folder (a hash of the engine's sources, Python, Numba
 and the CPU) says the cache was warmed for exactly this code; ``warm`` then
-returns at once. Numba keeps its own check (each source file's time stamp
+returns at once. Callers that start together (two drivers, the workers of a
+parallel test session) take turns on a lock in the cache folder: the first
+compiles, the others wait and then find its stamps. Numba keeps its own check (each source file's time stamp
 and size), so a stale stamp costs nothing worse than a compile.
 """
 
@@ -22,6 +24,7 @@ import platform
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass
 from multiprocessing import get_context
 from pathlib import Path
@@ -118,18 +121,57 @@ def _warm_unit(unit: tuple[str, str]) -> float:
     return time.perf_counter() - start
 
 
+LOCK_NAME = "acesup-warm.lock"
+
+
+@contextmanager
+def warm_lock(progress=None):
+    """Hold the cache folder's warm lock (an exclusive ``flock``; released when the process ends, however it
+    ends). ``progress(text)``, if given, hears when the lock is held by another process. Without ``fcntl``
+    (not POSIX) or a writable cache folder there is no lock: two callers then both compile, as without one."""
+    try:
+        import fcntl
+
+        _cache_folder().mkdir(parents=True, exist_ok=True)
+        handle = open(_cache_folder() / LOCK_NAME, "a")
+    except (ImportError, OSError):
+        yield
+        return
+    with handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            if progress:
+                progress(f"waiting for another process that is compiling the engine into {_cache_folder()}")
+            fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
 def warm(processes: int | None = None, *, units=UNITS, force: bool = False, progress=None) -> WarmResult:
     """Compile ``units`` (default: every unit of UNITS) into the on-disk cache with ``processes`` processes
     (default: every core).
 
     A unit whose stamp for this code is there is left out (unless ``force``); ``skipped`` says none was
     left. ``progress(text)``, if given, hears when the compile starts and about each unit as it finishes.
-    A unit's stamp is written once every unit ran.
+    A unit's stamp is written once every unit ran. Callers take turns on the cache folder's lock
+    (``warm_lock``): one that waited compiles only what the one before it left undone.
     """
     engine = engine_stamp()
-    todo = [u for u in units if force or not stamp_path(u, engine).exists()]
-    if not todo:
+    if not force and all(stamp_path(u, engine).exists() for u in units):
         return WarmResult(True, 0.0, 0, 0)
+    with warm_lock(progress):
+        # again under the lock: a process that held it may have warmed these units meanwhile
+        todo = [u for u in units if force or not stamp_path(u, engine).exists()]
+        if not todo:
+            return WarmResult(True, 0.0, 0, 0)
+        return _compile(todo, engine, processes, progress)
+
+
+def _compile(todo, engine: str, processes: int | None, progress) -> WarmResult:
+    """Play each unit of ``todo`` in a pool of processes, then stamp them (``warm``, under its lock)."""
     processes = max(1, min(processes or os.cpu_count() or 1, len(todo)))
     if progress:
         progress(f"compiling the engine into the on-disk cache {_cache_folder()}: {len(todo)} groups of kernels "
@@ -143,7 +185,7 @@ def warm(processes: int | None = None, *, units=UNITS, force: bool = False, prog
     try:
         _cache_folder().mkdir(parents=True, exist_ok=True)
         for old in _cache_folder().glob("acesup-warm-*"):
-            if not old.name.startswith(f"acesup-warm-{engine}-"):
+            if old.name != LOCK_NAME and not old.name.startswith(f"acesup-warm-{engine}-"):
                 old.unlink()  # the stamps of earlier versions of the code
         for unit in todo:
             stamp_path(unit, engine).touch()

@@ -21,7 +21,8 @@ def pytest_collection_finish(session):
     core (pipeline/warm.py).
 
     Otherwise a fresh checkout compiles each kernel in the driver and again in each Ray worker, as
-    the tests reach them. Returns at once on a warm cache; a session without Ray tests skips it.
+    the tests reach them. Returns at once on a warm cache; a session without Ray tests skips it. Each
+    worker of a parallel session (pytest-xdist) calls it: the first compiles, the others wait on its lock.
     """
     if not any("ray_local" in getattr(item, "fixturenames", ()) for item in session.items):
         return

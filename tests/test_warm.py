@@ -13,7 +13,7 @@ import sys
 
 import engine_rs_free
 from engine_rs_free.players import play_problem
-from pipeline.warm import UNITS, engine_stamp, stamp_path, units_for
+from pipeline.warm import LOCK_NAME, UNITS, WarmResult, engine_stamp, stamp_path, units_for, warm, warm_lock
 
 
 def test_every_unit_is_a_player_its_variant_can_play():
@@ -61,3 +61,23 @@ def test_warm_refuses_a_process_count_below_one():
                          text=True, timeout=120)
     assert out.returncode == 2
     assert "--processes 0 is not positive" in out.stderr
+
+
+def test_a_caller_waits_for_the_one_compiling_then_finds_its_stamps(tmp_path, monkeypatch):
+    """Two drivers, or the workers of a parallel test session, start together on a cold cache: the second
+    waits on the lock, then finds the stamps the first wrote and compiles nothing."""
+    import threading
+
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
+    unit = UNITS[-1]
+    said, result = [], []
+    with warm_lock():  # this test plays the process that compiles
+        second = threading.Thread(target=lambda: result.append(warm(units=[unit], progress=said.append)))
+        second.start()
+        second.join(timeout=3)
+        assert second.is_alive(), "the second caller did not wait for the lock"
+        assert said == [f"waiting for another process that is compiling the engine into {tmp_path}"]
+        stamp_path(unit).touch()  # what the first does when it has compiled
+    second.join(timeout=60)
+    assert result == [WarmResult(True, 0.0, 0, 0)]
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([LOCK_NAME, stamp_path(unit).name])

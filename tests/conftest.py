@@ -35,6 +35,22 @@ def pytest_collection_finish(session):
         say(f"compiled: {res.units} groups on {res.processes} processes in {res.seconds:.0f} s")
 
 
+def pytest_sessionstart(session):
+    """The controller of a parallel session (pytest-xdist) says when the cache is cold: its workers warm it
+    before their first test (pytest_collection_finish) and report nothing until then."""
+    config = session.config
+    if not config.pluginmanager.has_plugin("dsession"):
+        return
+    from pipeline.warm import UNITS, engine_stamp, stamp_path
+
+    engine = engine_stamp()
+    cold = [u for u in UNITS if not stamp_path(u, engine).exists()]
+    tr = config.pluginmanager.get_plugin("terminalreporter")
+    if cold and tr is not None:
+        tr.write_line(f"the engine's on-disk cache is cold: before their first test with Ray the workers compile "
+                      f"{len(cold)} groups of kernels, a few minutes (once per machine and engine version)")
+
+
 @pytest.fixture(scope="session")
 def ray_local():
     """A real local Ray with 2 CPUs, shared by the session; yields the ``ray`` module."""

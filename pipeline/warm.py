@@ -124,6 +124,55 @@ def _warm_unit(unit: tuple[str, str]) -> float:
 LOCK_NAME = "acesup-warm.lock"
 
 
+def _kernel_cache_folders(root: Path) -> set[Path]:
+    """The folders where Numba keeps the compiled kernels of the sources under ``root``: for each source
+    folder, the first of Numba's own cache locations that takes it (``__pycache__`` beside the sources,
+    ``NUMBA_CACHE_DIR``, a user-wide folder), as Numba itself chooses."""
+    from numba.core import caching, config
+
+    config.reload_config()  # NUMBA_CACHE_DIR as the environment says now, as Numba reads it before a compile
+
+    def probe():  # the locators read a function's source file name, and this function's line
+        pass
+
+    folders = set()
+    for py_file in sorted({p.parent: p for p in root.rglob("*.py")}.values()):
+        folder = py_file.parent / "__pycache__"
+        try:
+            impl = getattr(caching, "CacheImpl", None) or getattr(caching, "_CacheImpl")
+            for locator_class in impl._locator_classes:
+                locator = locator_class.from_function(probe, str(py_file))
+                if locator is not None:
+                    folder = Path(locator.get_cache_path())
+                    break
+        except Exception:  # a Numba whose private locators changed: its default place
+            pass
+        folders.add(folder)
+    return folders
+
+
+def expire_compiled(root: Path | None = None) -> int:
+    """Delete the compiled kernels of the engine (the package at ``root``, by default the installed one) from
+    Numba's on-disk cache, so that each is compiled again from the sources. Returns the files deleted.
+
+    Numba checks a cached kernel against its own source file only (a hash of its text), so a kernel whose
+    callee in *another* module changed would load its old machine code, callee included: after an edit of
+    ``solver/lines.py``, ``core._solve_native_many`` kept running the old line finish.
+    """
+    import engine_rs_free
+
+    root = Path(root) if root is not None else Path(engine_rs_free.__file__).parent
+    deleted = 0
+    for folder in _kernel_cache_folders(root):
+        for path in [*folder.glob("*.nbi"), *folder.glob("*.nbc")]:
+            try:
+                path.unlink()
+                deleted += 1
+            except OSError:
+                pass
+    return deleted
+
+
 @contextmanager
 def warm_lock(progress=None):
     """Hold the cache folder's warm lock (an exclusive ``flock``; released when the process ends, however it
@@ -150,13 +199,31 @@ def warm_lock(progress=None):
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
+def expire_for_new_sources(engine: str | None = None, root: Path | None = None) -> bool:
+    """``expire_compiled`` once per version of the engine's sources (``engine``: engine_stamp(root), if
+    known), with a mark in the cache folder; True when it expired the cache now."""
+    engine = engine or engine_stamp(root)
+    mark = _cache_folder() / f"acesup-warm-{engine}-sources"
+    if mark.exists():
+        return False
+    expire_compiled(root)
+    try:
+        mark.parent.mkdir(parents=True, exist_ok=True)
+        mark.touch()
+    except OSError:
+        pass  # a read-only cache folder: nothing to mark, and nothing of ours to go stale in it
+    return True
+
+
 def warm(processes: int | None = None, *, units=UNITS, force: bool = False, progress=None) -> WarmResult:
     """Compile ``units`` (default: every unit of UNITS) into the on-disk cache with ``processes`` processes
     (default: every core).
 
     A unit whose stamp for this code is there is left out (unless ``force``); ``skipped`` says none was
     left. ``progress(text)``, if given, hears when the compile starts and about each unit as it finishes.
-    A unit's stamp is written once every unit ran. Callers take turns on the cache folder's lock
+    A unit's stamp is written once every unit ran. The first warm of a version of the engine's sources
+    recompiles every kernel it plays (``expire_compiled``: Numba alone would keep kernels whose callees
+    changed in another module). Callers take turns on the cache folder's lock
     (``warm_lock``): one that waited compiles only what the one before it left undone.
     """
     engine = engine_stamp()
@@ -167,6 +234,7 @@ def warm(processes: int | None = None, *, units=UNITS, force: bool = False, prog
         todo = [u for u in units if force or not stamp_path(u, engine).exists()]
         if not todo:
             return WarmResult(True, 0.0, 0, 0)
+        expire_for_new_sources(engine)
         return _compile(todo, engine, processes, progress)
 
 

@@ -13,7 +13,18 @@ import sys
 
 import engine_rs_free
 from engine_rs_free.players import play_problem
-from pipeline.warm import LOCK_NAME, UNITS, WarmResult, engine_stamp, stamp_path, units_for, warm, warm_lock
+from pipeline.warm import (
+    LOCK_NAME,
+    UNITS,
+    WarmResult,
+    engine_stamp,
+    expire_compiled,
+    expire_for_new_sources,
+    stamp_path,
+    units_for,
+    warm,
+    warm_lock,
+)
 
 
 def test_every_unit_is_a_player_its_variant_can_play():
@@ -81,3 +92,72 @@ def test_a_caller_waits_for_the_one_compiling_then_finds_its_stamps(tmp_path, mo
     second.join(timeout=60)
     assert result == [WarmResult(True, 0.0, 0, 0)]
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted([LOCK_NAME, stamp_path(unit).name])
+
+
+CALLER = """import numba as nb
+from .callee import g
+
+
+@nb.njit(cache=True)
+def f():
+    return g()
+"""
+CALLEE = """import numba as nb
+
+
+@nb.njit(cache=True)
+def g():
+    return {}
+"""
+
+
+def test_expiring_the_cache_recompiles_a_kernel_whose_callee_changed_in_another_module(tmp_path):
+    """The Numba behaviour expire_compiled exists for: a cached kernel keeps its callee's old code when only
+    the callee's module changed. (If a Numba release stops doing that, the second assertion says so.)"""
+    import os
+
+    pkg = tmp_path / "kernels"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "caller.py").write_text(CALLER)
+    (pkg / "callee.py").write_text(CALLEE.format(1))
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}  # the cache beside the sources
+
+    def f():
+        out = subprocess.run([sys.executable, "-c", "from kernels.caller import f; print(f())"], cwd=tmp_path,
+                             env=env, capture_output=True, text=True, timeout=120)
+        assert out.returncode == 0, out.stderr
+        return int(out.stdout)
+
+    assert f() == 1
+    (pkg / "callee.py").write_text(CALLEE.format(2))
+    assert f() == 1, "Numba recompiled the caller by itself"
+    assert expire_compiled(pkg) == 4  # index and data of f and of g
+    assert f() == 2
+
+
+def test_the_cache_expires_once_per_version_of_the_sources(tmp_path, monkeypatch):
+    from pathlib import Path
+
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "cache"))
+    copy = tmp_path / "engine_rs_free"
+    shutil.copytree(Path(engine_rs_free.__file__).parent, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    kernels = [folder / "rules.make-1.py311.nbi" for folder in sorted(
+        __import__("pipeline.warm", fromlist=["_kernel_cache_folders"])._kernel_cache_folders(copy))]
+    assert len(kernels) == 2 and all(str(k).startswith(str(tmp_path / "cache")) for k in kernels)
+
+    def compiled():  # stand-ins for compiled kernels, one in each cache folder of the copy
+        for k in kernels:
+            k.parent.mkdir(parents=True, exist_ok=True)
+            k.touch()
+
+    compiled()
+    assert expire_for_new_sources(root=copy)
+    assert not any(k.exists() for k in kernels)
+    compiled()
+    assert not expire_for_new_sources(root=copy)  # marked for this version: nothing deleted
+    assert all(k.exists() for k in kernels)
+    rules = copy / "rules.py"
+    rules.write_text(rules.read_text() + "\n# one more line\n")  # a new version
+    assert expire_for_new_sources(root=copy)
+    assert not any(k.exists() for k in kernels)

@@ -50,6 +50,10 @@ def run(args) -> int:
     os.environ.setdefault("NUMBA_NUM_THREADS", "1")
     from pipeline.bench import load_figures
     from pipeline.errors import UserError
+    from pipeline.warm import expire_for_new_sources
+
+    # edited sources: no figure may time a kernel compiled from the old ones (pipeline/warm.py)
+    expire_for_new_sources()
 
     figures = load_figures()
     if args.list:

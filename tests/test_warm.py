@@ -63,7 +63,7 @@ def test_a_run_warms_the_units_of_its_players_only():
     assert units_for([("reverse", "solver"), ("strict+optional", "solver")]) == (
         ("strict+optional", "solver"), ("standard", "solver"))
     assert units_for([("strict+optional", "solver:sensible")]) == (("standard+optional", "solver"),)
-    assert units_for([("easy", "solver:leftmost"), ("strict", "bound")]) == (("easy", "solver"), ("standard", "bound"))
+    assert units_for([("easy", "solver:leftmost"), ("strict", "bound")]) == (("standard", "bound"), ("easy", "solver"))
     assert set(units_for([(v, p) for v, p in UNITS])) == set(UNITS)
 
 

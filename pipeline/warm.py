@@ -12,8 +12,9 @@ A stamp in the cache folder (a hash of the engine's sources, Python, Numba
 and the CPU) says the cache was warmed for exactly this code; ``warm`` then
 returns at once. Callers that start together (two drivers, the workers of a
 parallel test session) take turns on a lock in the cache folder: the first
-compiles, the others wait and then find its stamps. Numba keeps its own check (each source file's time stamp
-and size), so a stale stamp costs nothing worse than a compile.
+compiles, the others wait and then find its stamps. Numba checks a kernel
+against a hash of its own source file only, so the first warm of a new version
+of the sources deletes the engine's compiled kernels (``expire_compiled``).
 """
 
 from __future__ import annotations
@@ -87,6 +88,12 @@ def stamp_path(unit: tuple[str, str], engine: str | None = None) -> Path:
     return _cache_folder() / f"acesup-warm-{engine or engine_stamp()}-{player}-{variant}"
 
 
+def cold_units(units=UNITS, engine: str | None = None) -> list[tuple[str, str]]:
+    """The units of ``units`` with no stamp for this code (``engine``: engine_stamp(), if known)."""
+    engine = engine or engine_stamp()
+    return [u for u in units if not stamp_path(u, engine).exists()]
+
+
 def _unit_key(variant: str, player: str) -> tuple:
     """What decides the kernels a (variant, player) runs: the player's kind, and for the solver its search."""
     from engine_rs_free.players import POLICY_KINDS, parse_player, solver_rules
@@ -137,11 +144,11 @@ def _kernel_cache_folders(root: Path) -> set[Path]:
     def probe():  # the locators read a function's source file name, and this function's line
         pass
 
+    impl = getattr(caching, "CacheImpl", None) or getattr(caching, "_CacheImpl", None)
     folders = set()
     for py_file in sorted({p.parent: p for p in root.rglob("*.py")}.values()):
         folder = py_file.parent / "__pycache__"
         try:
-            impl = getattr(caching, "CacheImpl", None) or getattr(caching, "_CacheImpl")
             for locator_class in impl._locator_classes:
                 locator = locator_class.from_function(probe, str(py_file))
                 if locator is not None:
@@ -229,11 +236,11 @@ def warm(processes: int | None = None, *, units=UNITS, force: bool = False, prog
     (``warm_lock``): one that waited compiles only what the one before it left undone.
     """
     engine = engine_stamp()
-    if not force and all(stamp_path(u, engine).exists() for u in units):
+    if not force and not cold_units(units, engine):
         return WarmResult(True, 0.0, 0, 0)
     with warm_lock(progress):
         # again under the lock: a process that held it may have warmed these units meanwhile
-        todo = [u for u in units if force or not stamp_path(u, engine).exists()]
+        todo = list(units) if force else cold_units(units, engine)
         if not todo:
             return WarmResult(True, 0.0, 0, 0)
         expire_for_new_sources(engine)
@@ -255,7 +262,7 @@ def _compile(todo, engine: str, processes: int | None, progress) -> WarmResult:
     try:
         _cache_folder().mkdir(parents=True, exist_ok=True)
         for old in _cache_folder().glob("acesup-warm-*"):
-            if old.name != LOCK_NAME and not old.name.startswith(f"acesup-warm-{engine}-"):
+            if not old.name.startswith(f"acesup-warm-{engine}-"):
                 old.unlink()  # the stamps of earlier versions of the code
         for unit in todo:
             stamp_path(unit, engine).touch()

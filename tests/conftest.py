@@ -41,10 +41,9 @@ def pytest_sessionstart(session):
     config = session.config
     if not config.pluginmanager.has_plugin("dsession"):
         return
-    from pipeline.warm import UNITS, engine_stamp, stamp_path
+    from pipeline.warm import cold_units
 
-    engine = engine_stamp()
-    cold = [u for u in UNITS if not stamp_path(u, engine).exists()]
+    cold = cold_units()
     tr = config.pluginmanager.get_plugin("terminalreporter")
     if cold and tr is not None:
         tr.write_line(f"the engine's on-disk cache is cold: before their first test with Ray the workers compile "

@@ -46,7 +46,7 @@ from .plan import Plan, plan_run, write_plan
 from .progress import Progress
 from .spec import RunSpec
 from .storage import DataStore
-from .warm import units_for, warm
+from .warm import expire_stale_kernels_once, units_for, warm
 from .worker import BatchDone, BatchJob, run_batch
 
 MANIFEST_WRITE_SECONDS = 2.0
@@ -125,6 +125,7 @@ def _batch_task():
 
     @ray.remote(num_cpus=1)
     def acesup_batch(job: BatchJob, fn) -> BatchDone | AcesUpError:
+        expire_stale_kernels_once()  # a cluster's node: no driver warmed its cache (pipeline/warm.py)
         try:
             done = (fn or run_batch)(job)
         except AcesUpError as exc:
@@ -142,10 +143,12 @@ def _fingerprint_tasks():
 
     @ray.remote(num_cpus=1)
     def acesup_fingerprint(variant: str, policy: str, decks):
+        expire_stale_kernels_once()
         return fingerprint.compute(variant, policy, decks)
 
     @ray.remote(num_cpus=1)
     def acesup_recheck(data: str, rel: str, rows: int, node_limit):
+        expire_stale_kernels_once()
         return fingerprint.recheck_file(data, rel, rows, node_limit)
 
     return acesup_fingerprint, acesup_recheck

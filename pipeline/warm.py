@@ -14,7 +14,10 @@ returns at once. Callers that start together (two drivers, the workers of a
 parallel test session) take turns on a lock in the cache folder: the first
 compiles, the others wait and then find its stamps. Numba checks a kernel
 against a hash of its own source file only, so the first warm of a new version
-of the sources deletes the engine's compiled kernels (``expire_compiled``).
+of the sources deletes the engine's compiled kernels (``expire_compiled``); each
+Ray worker process checks the same before its first task
+(``expire_stale_kernels_once``), since a cluster's nodes keep caches of their
+own that no driver warms.
 """
 
 from __future__ import annotations
@@ -222,6 +225,30 @@ def expire_for_new_sources(engine: str | None = None, root: Path | None = None) 
     except OSError:
         pass  # a read-only cache folder: nothing to mark, and nothing of ours to go stale in it
     return True
+
+
+_SOURCES_CHECKED: set[str] = set()  # the engine roots this process has checked (expire_stale_kernels_once)
+
+
+def expire_stale_kernels_once(root: Path | None = None) -> bool:
+    """``expire_for_new_sources`` under the warm lock, once per process (and engine root); True when it
+    expired the cache now.
+
+    What every Ray task of the pipeline runs before its first kernel. On this machine ``warm`` has done it
+    already (the mark is there: one hash of the sources, a few tenths of a second, once per worker process),
+    but a cluster's node keeps a cache of its own that no driver warms: after an in-place update of the
+    node's sources its kernels would otherwise load machine code compiled from the old ones. Once per
+    process, because a process runs the sources it imported when it started.
+    """
+    import engine_rs_free
+
+    key = str(Path(root) if root is not None else Path(engine_rs_free.__file__).parent)
+    if key in _SOURCES_CHECKED:
+        return False
+    with warm_lock():
+        expired = expire_for_new_sources(root=root)
+    _SOURCES_CHECKED.add(key)
+    return expired
 
 
 def warm(processes: int | None = None, *, units=UNITS, force: bool = False, progress=None) -> WarmResult:

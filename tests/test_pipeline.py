@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pyarrow.dataset as pads
@@ -194,6 +195,23 @@ def test_worker_killed_mid_batch_is_retried_and_every_row_lands_once(first_run, 
     assert s.rows_written == base.total_rows()
     assert_exactly_once(read_results(base.data), base)
     assert verify_run(base.data, base.run_id).ok
+
+
+def test_every_batch_task_checks_its_nodes_compiled_cache_before_it_plays(first_run, tmp_path):
+    spec, _, _ = first_run
+    base = with_overrides(spec, data=str(tmp_path), policies="greedy", variants="standard", deals=1000)
+
+    def checked_then_run(job):
+        import engine_rs_free
+        from pipeline import warm
+
+        if str(Path(engine_rs_free.__file__).parent) not in warm._SOURCES_CHECKED:
+            raise RuntimeError("a batch ran before its process checked the node's compiled cache")
+        warm._SOURCES_CHECKED.clear()  # so the next task of this worker process has to check again
+        return run_batch(job)
+
+    s = execute_run(base, progress=False, max_retries=0, batch_fn=checked_then_run)
+    assert s.rows_written == base.total_rows() and s.batches_done > 2  # some worker process ran two batches
 
 
 def test_a_batch_that_keeps_failing_ends_the_run_naming_it_and_keeps_the_rest(first_run, tmp_path):

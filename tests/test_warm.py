@@ -161,3 +161,33 @@ def test_the_cache_expires_once_per_version_of_the_sources(tmp_path, monkeypatch
     rules.write_text(rules.read_text() + "\n# one more line\n")  # a new version
     assert expire_for_new_sources(root=copy)
     assert not any(k.exists() for k in kernels)
+
+
+def test_a_task_process_expires_a_stale_cache_once_whatever_follows(tmp_path, monkeypatch):
+    """What a Ray task runs first on a node that no driver warmed: the stale kernels of the first version it
+    sees go, then nothing more in that process (it runs the sources it imported)."""
+    from pathlib import Path
+
+    from pipeline import warm as warm_module
+
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(warm_module, "_SOURCES_CHECKED", set())
+    copy = tmp_path / "engine_rs_free"
+    shutil.copytree(Path(engine_rs_free.__file__).parent, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    kernels = [folder / "rules.make-1.py311.nbi" for folder in sorted(warm_module._kernel_cache_folders(copy))]
+
+    def compiled():
+        for k in kernels:
+            k.parent.mkdir(parents=True, exist_ok=True)
+            k.touch()
+
+    compiled()
+    assert warm_module.expire_stale_kernels_once(root=copy)
+    assert not any(k.exists() for k in kernels)
+    compiled()
+    (copy / "rules.py").write_text((copy / "rules.py").read_text() + "\n# edited after the process started\n")
+    assert not warm_module.expire_stale_kernels_once(root=copy)
+    assert all(k.exists() for k in kernels)
+    monkeypatch.setattr(warm_module, "_SOURCES_CHECKED", set())  # a new process on the edited sources
+    assert warm_module.expire_stale_kernels_once(root=copy)
+    assert not any(k.exists() for k in kernels)

@@ -2,6 +2,7 @@
 
     python -m engine_rs_free.fit --name w1 [--variant standard] [--games 30000] [--tuples 32] [--seed 19]
                                  [--features 30] [--look8 0] [--look12 0]
+    python -m engine_rs_free.fit --name NAME --ensemble M1,M2,...   (no fit: the ensemble of shipped models)
 
 (the shipped ``w1.npz`` and ``w1-strict.npz`` were made so, ``w3.npz`` with ``--name w3 --look8 32``,
 ``w4.npz`` with ``--name w4 --look8 32 --look12 32 --features 31``; the refit command of a model is in
@@ -270,6 +271,44 @@ def fit(variant: str, *, games: int, tuples: int, seed: int, explore: float, hid
     return model
 
 
+def ensemble(models: list[Model], name: str) -> Model:
+    """One model whose network at each stage k >= 3 is the mean of ``models``' logits (the logistic of the
+    mean of their log-odds), and at stage 2 the first model's network alone.
+
+    Stage 2 stays one model's because a look-ahead feature at 12 undealt (``look12``) reads it. The models must
+    agree on the look-ahead at 8 undealt (``look8``), and those that read feature 30 on what it is (``look12``). The members'
+    feature scaling is folded into their first layers, and their hidden units sit side by side.
+    """
+    if not models:
+        raise InputRangeError("an ensemble needs at least one model")
+    # feature 30 means what look12 says (the look-ahead feature, or the probe when 0), so the members that
+    # read it must agree on it; a member with 30 features reads none, whatever its look12
+    looks = {(m.look8, m.look12 if m.W1.shape[1] > 30 else None) for m in models}
+    if len({look8 for look8, _ in looks}) > 1 or len({l12 for _, l12 in looks if l12 is not None}) > 1:
+        raise InputRangeError(f"the models of an ensemble must share look8, and look12 where they read feature 30; "
+                              f"got (look8, look12) {sorted((m.look8, m.look12) for m in models)}")
+    look8 = models[0].look8
+    look12 = max((l12 for _, l12 in looks if l12 is not None), default=0)
+    nf = max(m.W1.shape[1] for m in models)
+    weight = 1.0 / len(models)
+    w1s, b1s = [], []
+    for m in models:
+        f = m.W1.shape[1]
+        w1 = np.zeros((13, nf, m.W1.shape[2]))
+        w1[:, :f, :] = m.W1 / m.sd[:, :, None]  # (x - mu) / sd . W1 = x . (W1 / sd) - (mu / sd) . W1
+        w1s.append(w1)
+        b1s.append(m.b1 - np.einsum("kf,kfh->kh", m.mu / m.sd, m.W1))
+    w2 = np.concatenate([weight * m.w2 for m in models], axis=1)
+    b2 = weight * sum(m.b2 for m in models)
+    first = models[0].W1.shape[2]
+    for k in range(3):
+        w2[k] = 0.0
+        w2[k, :first] = models[0].w2[k]
+        b2[k] = models[0].b2[k]
+    return Model(name, np.concatenate(w1s, axis=2), np.concatenate(b1s, axis=1), w2, b2, np.zeros((13, nf)),
+                 np.ones((13, nf)), look8=look8, look12=look12)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m engine_rs_free.fit", description=__doc__.split("\n\n")[0],
                                  epilog="example: python -m engine_rs_free.fit --name w1 --games 30000")
@@ -291,10 +330,23 @@ def main(argv=None) -> int:
                          f"network (w4: 32, with --features {N_FEATURES} --tuples 32); 0 = none")
     ap.add_argument("--from", dest="start", default=None, help="behaviour: the greedy player of this model")
     ap.add_argument("--out", default=None, help="output file (default: the package's models folder)")
+    ap.add_argument("--ensemble", default=None, metavar="M1,M2,...",
+                    help="fit nothing: write the ensemble of these shipped models (the mean of their log-odds at "
+                         "stages 3..12, the first one's network at stage 2)")
     a = ap.parse_args(argv)
-    from .value import load_model
+    from .value import load_model, model_file
 
-    start = load_model(a.start, rules_by_name(a.variant).fill == 1) if a.start else None
+    strict = rules_by_name(a.variant).fill == 1
+    out = Path(a.out) if a.out else Path(__file__).parent / "models" / model_file(a.name, strict)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    if a.ensemble:
+        members = [m.strip() for m in a.ensemble.split(",") if m.strip()]
+        model = ensemble([load_model(m, strict) for m in members], a.name)
+        model.meta = f"python -m engine_rs_free.fit --name {a.name} --variant {a.variant} --ensemble {','.join(members)}"
+        model.save(out)
+        print(f"wrote {out}")
+        return 0
+    start = load_model(a.start, strict) if a.start else None
     model = fit(a.variant, games=a.games, tuples=a.tuples, seed=a.seed, explore=a.explore, hidden=a.hidden,
                 start_model=start, name=a.name, n_features=a.features, look8=a.look8, look12=a.look12,
                 log=lambda s: print(s, flush=True))
@@ -303,11 +355,6 @@ def main(argv=None) -> int:
                   + (f" --look8 {a.look8}" if a.look8 else "")
                   + (f" --look12 {a.look12}" if a.look12 else "")
                   + (f" --from {a.start}" if a.start else ""))
-    from .value import model_file
-
-    strict = rules_by_name(a.variant).fill == 1
-    out = Path(a.out) if a.out else Path(__file__).parent / "models" / model_file(a.name, strict)
-    out.parent.mkdir(parents=True, exist_ok=True)
     model.save(out)
     print(f"wrote {out}")
     return 0

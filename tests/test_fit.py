@@ -31,3 +31,28 @@ def test_fit_names_what_the_look_ahead_feature_needs():
         _small(look12=4)
     with pytest.raises(InputRangeError, match="--tuples 8"):
         fit("standard", games=10, tuples=4, seed=5, explore=0.3, look12=8, n_features=31, log=lambda s: None)
+
+
+def test_an_ensemble_is_the_mean_of_its_members_log_odds_and_the_first_ones_stage_2():
+    from engine_rs_free.fit import ensemble
+    from engine_rs_free.value import _network, load_model
+
+    members = [load_model("w4"), load_model("w3")]
+    model = ensemble(members, "e")
+    assert (model.look8, model.look12) == (32, 32) and model.W1.shape == (13, 31, 64)
+    rng = np.random.default_rng(7)
+    for _ in range(300):
+        fx = np.zeros(64)
+        fx[:31] = rng.normal(size=31)
+        k = int(rng.integers(2, 13))
+        q = [_network(k, fx, *m.arrays) for m in members]  # each member on its own scaling and features
+        want = q[0] if k == 2 else 1.0 / (1.0 + np.exp(-np.mean([np.log(p / (1.0 - p)) for p in q])))
+        assert _network(k, fx, *model.arrays) == pytest.approx(want, rel=1e-9, abs=1e-12)
+
+
+def test_an_ensemble_refuses_models_with_other_look_aheads():
+    from engine_rs_free.fit import ensemble
+    from engine_rs_free.value import load_model
+
+    with pytest.raises(InputRangeError, match="must share look8"):
+        ensemble([load_model("w4"), load_model("w1")], "e")

@@ -53,7 +53,7 @@ import numba as nb
 import numpy as np
 
 from .deals import deal_batch
-from .errors import InputRangeError
+from .errors import AcesUpError, InputRangeError
 from .infostate import (POOL_ROWS, ROW_TMP, TOP, bit, copy_row, deal4, mask_cards, new_pool, on_table, reach, resolve,
                         rule_tables)
 from .rules import rules_by_name
@@ -275,9 +275,10 @@ def ensemble(models: list[Model], name: str) -> Model:
     """One model whose network at each stage k >= 3 is the mean of ``models``' logits (the logistic of the
     mean of their log-odds), and at stage 2 the first model's network alone.
 
-    Stage 2 stays one model's because a look-ahead feature at 12 undealt (``look12``) reads it. The models must
-    agree on the look-ahead at 8 undealt (``look8``), and those that read feature 30 on what it is (``look12``). The members'
-    feature scaling is folded into their first layers, and their hidden units sit side by side.
+    Stage 2 stays one model's because a look-ahead feature at 12 undealt (``look12``) reads it. The models
+    must agree on the look-ahead at 8 undealt (``look8``), and those that read feature 30 on what it is
+    (``look12``). The members' feature scaling is folded into their first layers, and their hidden units
+    sit side by side.
     """
     if not models:
         raise InputRangeError("an ensemble needs at least one model")
@@ -341,8 +342,13 @@ def main(argv=None) -> int:
     out.parent.mkdir(parents=True, exist_ok=True)
     if a.ensemble:
         members = [m.strip() for m in a.ensemble.split(",") if m.strip()]
-        model = ensemble([load_model(m, strict) for m in members], a.name)
-        model.meta = f"python -m engine_rs_free.fit --name {a.name} --variant {a.variant} --ensemble {','.join(members)}"
+        try:
+            model = ensemble([load_model(m, strict) for m in members], a.name)
+        except AcesUpError as exc:
+            print(f"python -m engine_rs_free.fit: {exc}", file=sys.stderr)
+            return 2
+        model.meta = (f"python -m engine_rs_free.fit --name {a.name} --variant {a.variant} "
+                      f"--ensemble {','.join(members)}")
         model.save(out)
         print(f"wrote {out}")
         return 0

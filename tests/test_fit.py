@@ -56,3 +56,15 @@ def test_an_ensemble_refuses_models_with_other_look_aheads():
 
     with pytest.raises(InputRangeError, match="must share look8"):
         ensemble([load_model("w4"), load_model("w1")], "e")
+
+
+def test_the_ensemble_command_writes_the_model_or_names_the_bad_member(tmp_path, capsys):
+    from engine_rs_free.fit import main
+    from engine_rs_free.value import Model
+
+    out = tmp_path / "e.npz"
+    assert main(["--name", "e", "--ensemble", "w4,w3", "--out", str(out)]) == 0
+    model = Model.load(out, "e")
+    assert model.meta.endswith("--ensemble w4,w3") and model.W1.shape == (13, 31, 64)
+    assert main(["--name", "e", "--ensemble", "w4,nope", "--out", str(tmp_path / "f.npz")]) == 2
+    assert "no value model 'nope'" in capsys.readouterr().err and not (tmp_path / "f.npz").exists()

@@ -284,12 +284,11 @@ def ensemble(models: list[Model], name: str) -> Model:
         raise InputRangeError("an ensemble needs at least one model")
     # feature 30 means what look12 says (the look-ahead feature, or the probe when 0), so the members that
     # read it must agree on it; a member with 30 features reads none, whatever its look12
-    looks = {(m.look8, m.look12 if m.W1.shape[1] > 30 else None) for m in models}
-    if len({look8 for look8, _ in looks}) > 1 or len({l12 for _, l12 in looks if l12 is not None}) > 1:
+    look12s = {m.look12 for m in models if m.W1.shape[1] > 30}
+    if len({m.look8 for m in models}) > 1 or len(look12s) > 1:
         raise InputRangeError(f"the models of an ensemble must share look8, and look12 where they read feature 30; "
                               f"got (look8, look12) {sorted((m.look8, m.look12) for m in models)}")
-    look8 = models[0].look8
-    look12 = max((l12 for _, l12 in looks if l12 is not None), default=0)
+    look8, look12 = models[0].look8, max(look12s, default=0)
     nf = max(m.W1.shape[1] for m in models)
     weight = 1.0 / len(models)
     w1s, b1s = [], []

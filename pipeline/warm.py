@@ -211,11 +211,15 @@ def warm_lock(progress=None):
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
+def _sources_mark(engine: str) -> Path:
+    """The mark that says the cache was expired for this version of the sources (``expire_for_new_sources``)."""
+    return _cache_folder() / f"acesup-warm-{engine}-sources"
+
+
 def expire_for_new_sources(engine: str | None = None, root: Path | None = None) -> bool:
     """``expire_compiled`` once per version of the engine's sources (``engine``: engine_stamp(root), if
     known), with a mark in the cache folder; True when it expired the cache now."""
-    engine = engine or engine_stamp(root)
-    mark = _cache_folder() / f"acesup-warm-{engine}-sources"
+    mark = _sources_mark(engine or engine_stamp(root))
     if mark.exists():
         return False
     expire_compiled(root)
@@ -245,8 +249,11 @@ def expire_stale_kernels_once(root: Path | None = None) -> bool:
     key = str(Path(root) if root is not None else Path(engine_rs_free.__file__).parent)
     if key in _SOURCES_CHECKED:
         return False
-    with warm_lock():
-        expired = expire_for_new_sources(root=root)
+    engine = engine_stamp(root)
+    expired = False
+    if not _sources_mark(engine).exists():  # the lock only when there may be work: never behind a compile
+        with warm_lock():
+            expired = expire_for_new_sources(engine, root)
     _SOURCES_CHECKED.add(key)
     return expired
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import engine_rs_free
 from engine_rs_free.players import play_problem
@@ -33,8 +34,6 @@ def test_every_unit_is_a_player_its_variant_can_play():
 
 
 def test_the_stamp_follows_the_engine_sources(tmp_path):
-    from pathlib import Path
-
     copy = tmp_path / "engine_rs_free"
     shutil.copytree(Path(engine_rs_free.__file__).parent, copy, ignore=shutil.ignore_patterns("__pycache__"))
     assert engine_stamp(copy) == engine_stamp()
@@ -136,21 +135,27 @@ def test_expiring_the_cache_recompiles_a_kernel_whose_callee_changed_in_another_
     assert f() == 2
 
 
-def test_the_cache_expires_once_per_version_of_the_sources(tmp_path, monkeypatch):
-    from pathlib import Path
+def _engine_copy(tmp_path, monkeypatch):
+    """A copy of the engine's sources with its cache under tmp_path: (copy, kernels, compiled), ``compiled()``
+    putting a stand-in compiled kernel into each of the copy's cache folders."""
+    from pipeline.warm import _kernel_cache_folders
 
     monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "cache"))
     copy = tmp_path / "engine_rs_free"
     shutil.copytree(Path(engine_rs_free.__file__).parent, copy, ignore=shutil.ignore_patterns("__pycache__"))
-    kernels = [folder / "rules.make-1.py311.nbi" for folder in sorted(
-        __import__("pipeline.warm", fromlist=["_kernel_cache_folders"])._kernel_cache_folders(copy))]
-    assert len(kernels) == 2 and all(str(k).startswith(str(tmp_path / "cache")) for k in kernels)
+    kernels = [folder / "rules.make-1.py311.nbi" for folder in sorted(_kernel_cache_folders(copy))]
 
-    def compiled():  # stand-ins for compiled kernels, one in each cache folder of the copy
+    def compiled():
         for k in kernels:
             k.parent.mkdir(parents=True, exist_ok=True)
             k.touch()
 
+    return copy, kernels, compiled
+
+
+def test_the_cache_expires_once_per_version_of_the_sources(tmp_path, monkeypatch):
+    copy, kernels, compiled = _engine_copy(tmp_path, monkeypatch)
+    assert len(kernels) == 2 and all(str(k).startswith(str(tmp_path / "cache")) for k in kernels)
     compiled()
     assert expire_for_new_sources(root=copy)
     assert not any(k.exists() for k in kernels)
@@ -166,21 +171,10 @@ def test_the_cache_expires_once_per_version_of_the_sources(tmp_path, monkeypatch
 def test_a_task_process_expires_a_stale_cache_once_whatever_follows(tmp_path, monkeypatch):
     """What a Ray task runs first on a node that no driver warmed: the stale kernels of the first version it
     sees go, then nothing more in that process (it runs the sources it imported)."""
-    from pathlib import Path
-
     from pipeline import warm as warm_module
 
-    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setattr(warm_module, "_SOURCES_CHECKED", set())
-    copy = tmp_path / "engine_rs_free"
-    shutil.copytree(Path(engine_rs_free.__file__).parent, copy, ignore=shutil.ignore_patterns("__pycache__"))
-    kernels = [folder / "rules.make-1.py311.nbi" for folder in sorted(warm_module._kernel_cache_folders(copy))]
-
-    def compiled():
-        for k in kernels:
-            k.parent.mkdir(parents=True, exist_ok=True)
-            k.touch()
-
+    copy, kernels, compiled = _engine_copy(tmp_path, monkeypatch)
     compiled()
     assert warm_module.expire_stale_kernels_once(root=copy)
     assert not any(k.exists() for k in kernels)

@@ -348,6 +348,11 @@ def current_table(table: pa.Table) -> pa.Table:
 
 
 def read_table(store: DataStore, rel: str, columns: list[str] | None = None) -> pa.Table:
-    """Read one data file (whole, or some columns) with hive partitioning off."""
+    """Read one data file (whole, or some columns) with hive partitioning off.
+
+    Through ParquetFile, not pq.read_table: read_table goes through pyarrow's dataset scanner,
+    whose background thread outlives the read and, at interpreter exit, aborts the process now
+    and then ("terminate called without an active exception", status 134; apache/arrow#34314).
+    """
     with store.fs.open_input_file(store.path(rel)) as f:
-        return pq.read_table(f, columns=columns)
+        return pq.ParquetFile(f).read(columns=columns)

@@ -197,10 +197,9 @@ def read_state(data: str | DataStore) -> AggregateState:
         if sha256_bytes(raw) != meta["sha256"]:
             raise ValueError(f"aggregate table {store.uri(meta['path'])!r} differs from its commit record; "
                              f"rebuild the aggregates with 'acesup report --rebuild'")
-        # one thread: the tables are small, and with pyarrow 26's reader threads a process that had read them
-        # aborted at exit in 9 of 161 runs ("terminate called without an active exception", status 134,
-        # after 'acesup verify' said ok); none in 260 runs with use_threads=False
-        tables[name] = pq.read_table(pa.BufferReader(raw), use_threads=False).cast(SCHEMAS[name])
+        # ParquetFile, not pq.read_table: the dataset scanner behind read_table leaves a thread that,
+        # at interpreter exit, aborts the process now and then (pipeline.storage.read_table says more)
+        tables[name] = pq.ParquetFile(pa.BufferReader(raw)).read(use_threads=False).cast(SCHEMAS[name])
     return AggregateState(g, tables, record)
 
 

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -179,3 +181,20 @@ def test_aggregates_that_count_rows_no_file_holds_are_rebuilt(history, tmp_path)
     doc = json.loads(Path(build_report(copy)["report_json"]).read_text())
     assert not any(r["policy"].startswith("human") for r in doc["tables"]["win_odds"])
     assert compare_rows("policy_gap", doc["tables"]["policy_gap"], expected_tables(copy)["policy_gap"]) == []
+
+
+def test_reading_the_state_leaves_no_reader_thread_behind(history):
+    # pyarrow's dataset scanner (pq.read_table) leaves a thread that made a process abort at exit
+    # now and then, after its work was done (status 134); read_state must start no thread at all.
+    probe = (
+        "import os, sys\n"
+        "import pyarrow.parquet\n"
+        "from queries.aggregates import read_state\n"
+        "before = len(os.listdir('/proc/self/task'))\n"
+        "state = read_state(sys.argv[1])\n"
+        "assert state.generation > 0, state.generation\n"
+        "print(before, len(os.listdir('/proc/self/task')))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", probe, str(history)], capture_output=True, text=True, check=True)
+    before, after = map(int, out.stdout.split())
+    assert after == before, f"read_state started {after - before} thread(s)"

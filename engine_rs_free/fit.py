@@ -1,7 +1,7 @@
 """Fit the value model W (``value.Model``) by fitted value iteration, backwards over the deals.
 
     python -m engine_rs_free.fit --name w1 [--variant standard] [--games 30000] [--tuples 32] [--seed 19]
-                                 [--features 30] [--look8 0] [--look12 0]
+                                 [--features 30] [--look8 0] [--look12 0] [--lines 0]
     python -m engine_rs_free.fit --name NAME --ensemble M1,M2,...   (no fit: the ensemble of shipped models)
 
 (the shipped ``w1.npz`` and ``w1-strict.npz`` were made so, ``w3.npz`` with ``--name w3 --look8 32``,
@@ -18,7 +18,10 @@ policy, the targets from seeded tuples, the fit from a seeded generator).
    Aces at the bottom, then empty piles (the ``lookahead`` policy's value), or
    with probability ``--explore`` a uniformly random one (with ``--from`` a model,
    the best by that model's value instead). The position about to deal is kept
-   for each of the 12 deals: the states of stage k (k deals to come).
+   for each of the 12 deals: the states of stage k (k deals to come). With ``--lines N`` the states
+   also hold, for each deal of N (seed ``--seed``, indices from 2 * 10**9) that the clairvoyant solver
+   wins under ``sensible+leftmost``, the 12 positions its won line deals from (``line_states``):
+   the positions the bound's maximum goes through, which the behaviour policy rarely reaches.
 2. Targets, stage k = 2..12 in order: the mean over ``--tuples`` sampled next deals of
    W_{k-1}(position after the deal), where W_1 is exact (``expectimax.v1``) and
    W_{k-1} for k > 2 is the best Q̂_{k-1} over the positions reachable by moves:
@@ -158,6 +161,35 @@ def _targets(sp, sh, sund, tuples, st, su, fill, W1, b1, w2, b2, mu, sd, P, H, K
         y[j] = tot / tuples.shape[1]
 
 
+def line_states(variant: str, seed: int, deals: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The positions about to deal on the won lines of the clairvoyant solver (``variant+sensible+leftmost``)
+    over ``deals`` deals of ``seed`` from index 2 * 10**9: int8[N, 12, 4, STATE_H] piles, int8[N, 12, 4]
+    heights, uint64[N, 12] undealt masks, one row per won line, in the layout of the behaviour states.
+
+    These are the positions a clairvoyant line goes through, so the ones the bound's maximum exploits
+    (docs/bracket.md, "On-policy states"); the behaviour policy rarely reaches them.
+    """
+    from .game import replay_states
+    from .solver import solve_batch
+
+    rules = rules_by_name(variant)
+    decks = deal_batch(seed, 2 * 10**9, deals)
+    res = solve_batch(decks, rules_by_name(f"{variant}+sensible+leftmost"), want_lines=True)
+    won = [(deck, line) for deck, w, line in zip(decks, res.won, res.lines) if w]
+    sp = np.zeros((len(won), 12, 4, STATE_H), np.int8)
+    sh = np.zeros((len(won), 12, 4), np.int8)
+    sund = np.zeros((len(won), 12), np.uint64)
+    for g, (deck, line) in enumerate(won):
+        for s in replay_states([int(c) for c in deck], line, rules):
+            if s.stock and len(s.stock) % 4 == 0:
+                d = 12 - len(s.stock) // 4  # the last state with this stock is the position about to deal
+                for p, pile in enumerate(s.piles):
+                    sh[g, d, p] = len(pile)
+                    sp[g, d, p, :len(pile)] = pile
+                sund[g, d] = np.uint64(sum(1 << int(c) for c in s.stock))
+    return sp, sh, sund
+
+
 def _sample_state_tuples(und: np.ndarray, m: int, rng: np.random.Generator) -> np.ndarray:
     """int8[N, m, 4]: m ordered 4-tuples drawn uniformly from each state's undealt cards."""
     out = np.empty((len(und), m, 4), np.int8)
@@ -219,7 +251,7 @@ def predict(net, X):
 
 def fit(variant: str, *, games: int, tuples: int, seed: int, explore: float, hidden: int = HIDDEN,
         start_model: Model | None = None, name: str = "w1", n_features: int = 30, look8: int = 0,
-        look12: int = 0, log=print) -> Model:
+        look12: int = 0, lines: int = 0, log=print) -> Model:
     """Fit a model (module docstring); ``log`` gets one progress line per stage."""
     rules = rules_by_name(variant)
     st, su, fill = rule_tables(rules)
@@ -235,6 +267,19 @@ def fit(variant: str, *, games: int, tuples: int, seed: int, explore: float, hid
     _generate(decks, explore, seed, start_model is not None, st, su, fill, *behaviour.arrays, P, H, KM, KF, fx,
               behaviour.key(seed, 0), sp, sh, sund)
     log(f"states: {games} games x 12 deals in {time.time() - t0:.0f}s")
+    is_line = np.zeros(games, bool)
+    if lines:
+        t0 = time.time()
+        lp, lh, lund = line_states(variant, seed, lines)
+        # one order for both kinds, so the held-out tenth holds both (a generator of its own: with
+        # --lines 0 every draw below is the one w1..w4 were fitted with)
+        order = np.random.default_rng(seed + 1).permutation(games + len(lund))
+        sp = np.concatenate([sp, lp])[order]
+        sh = np.concatenate([sh, lh])[order]
+        sund = np.concatenate([sund, lund])[order]
+        is_line = np.concatenate([is_line, np.ones(len(lund), bool)])[order]
+        log(f"states: {len(lund)} won clairvoyant lines of {lines} deals x 12 deals in {time.time() - t0:.0f}s")
+        games = len(sund)
     if not 1 <= n_features <= N_FEATURES:
         raise InputRangeError(f"--features {n_features} is out of range; use 30 (w1) or {N_FEATURES} (with the probe)")
     if look12 and (n_features != N_FEATURES or look12 != tuples):
@@ -266,8 +311,13 @@ def fit(variant: str, *, games: int, tuples: int, seed: int, explore: float, hid
         pred = predict(net, X[:n_hold])
         mse = float(np.mean((pred - y[:n_hold]) ** 2))
         base = float(np.mean((y[:n_hold] - y[n_hold:].mean()) ** 2))
+        lines_note = ""
+        if lines:
+            held = is_line[:n_hold]
+            lines_note = (f"; on the held-out line states {np.sqrt(np.mean((pred[held] - y[:n_hold][held]) ** 2)):.4f} "
+                          f"rms, the others {np.sqrt(np.mean((pred[~held] - y[:n_hold][~held]) ** 2)):.4f}")
         log(f"stage {k:2d}: mean target {y.mean():.4f}, held-out MSE {mse:.3e} vs constant {base:.3e} "
-            f"(R2 {1 - mse / base if base > 0 else float('nan'):.3f}), {time.time() - t0:.0f}s")
+            f"(R2 {1 - mse / base if base > 0 else float('nan'):.3f}){lines_note}, {time.time() - t0:.0f}s")
     return model
 
 
@@ -328,6 +378,9 @@ def main(argv=None) -> int:
     ap.add_argument("--look12", type=int, default=0,
                     help="feature 30 of stage 3: K = the look-ahead feature over K sampled deals on the stage-2 "
                          f"network (w4: 32, with --features {N_FEATURES} --tuples 32); 0 = none")
+    ap.add_argument("--lines", type=int, default=0,
+                    help="also fit on the positions of the clairvoyant solver's won lines over this many deals "
+                         "of --seed (from index 2*10**9): the positions the bound's maximum exploits")
     ap.add_argument("--from", dest="start", default=None, help="behaviour: the greedy player of this model")
     ap.add_argument("--out", default=None, help="output file (default: the package's models folder)")
     ap.add_argument("--ensemble", default=None, metavar="M1,M2,...",
@@ -354,11 +407,12 @@ def main(argv=None) -> int:
     start = load_model(a.start, strict) if a.start else None
     model = fit(a.variant, games=a.games, tuples=a.tuples, seed=a.seed, explore=a.explore, hidden=a.hidden,
                 start_model=start, name=a.name, n_features=a.features, look8=a.look8, look12=a.look12,
-                log=lambda s: print(s, flush=True))
+                lines=a.lines, log=lambda s: print(s, flush=True))
     model.meta = (f"python -m engine_rs_free.fit --name {a.name} --variant {a.variant} --games {a.games} "
                   f"--tuples {a.tuples} --explore {a.explore} --hidden {a.hidden} --seed {a.seed} --features {a.features}"
                   + (f" --look8 {a.look8}" if a.look8 else "")
                   + (f" --look12 {a.look12}" if a.look12 else "")
+                  + (f" --lines {a.lines}" if a.lines else "")
                   + (f" --from {a.start}" if a.start else ""))
     model.save(out)
     print(f"wrote {out}")

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from engine_rs_free.errors import InputRangeError
-from engine_rs_free.fit import fit
+from engine_rs_free.fit import fit, line_states
 
 
 def _small(**kw):
@@ -68,3 +68,36 @@ def test_the_ensemble_command_writes_the_model_or_names_the_bad_member(tmp_path,
     assert model.meta.endswith("--ensemble w4,w3") and model.W1.shape == (13, 31, 64)
     assert main(["--name", "e", "--ensemble", "w4,nope", "--out", str(tmp_path / "f.npz")]) == 2
     assert "no value model 'nope'" in capsys.readouterr().err and not (tmp_path / "f.npz").exists()
+
+
+def test_line_states_are_the_positions_the_solvers_won_lines_deal_from():
+    from engine_rs_free.deals import deal_batch
+    from engine_rs_free.game import Action, apply, new_game
+    from engine_rs_free.solver import solve_batch
+
+    sp, sh, sund = line_states("standard", 5, 200)
+    decks = deal_batch(5, 2 * 10**9, 200)
+    res = solve_batch(decks, "standard+sensible+leftmost", want_lines=True)
+    won = [(d, ln) for d, w, ln in zip(decks, res.won, res.lines) if w]
+    assert len(won) == len(sund) > 20
+    for g, (deck, line) in enumerate(won):
+        deck = [int(c) for c in deck]
+        state = new_game(deck, "standard")
+        d = 0
+        for tok in line.split():
+            if Action.from_text(tok).kind == "d":  # the position about to deal d: before this token
+                assert sund[g, d] == sum(1 << c for c in deck[4 + 4 * d:]), (g, d)  # the undealt cards
+                piles = [tuple(int(c) for c in sp[g, d, p, :sh[g, d, p]]) for p in range(4)]
+                assert piles == [tuple(p) for p in state.piles], (g, d)
+                d += 1
+            state = apply(state, tok, "standard")
+        assert d == 12 and state.won
+
+
+def test_a_fit_with_line_states_learns_from_both_kinds():
+    a = _small(lines=100)
+    b = _small(lines=100)
+    for x, y in zip(a.arrays, b.arrays):
+        assert np.array_equal(x, y)
+    plain = _small()
+    assert not np.array_equal(plain.W1[2], a.W1[2])

@@ -21,7 +21,7 @@ policy, the targets from seeded tuples, the fit from a seeded generator).
    for each of the 12 deals: the states of stage k (k deals to come). With ``--lines N`` the states
    also hold, for each deal of N (seed ``--seed``, indices from 2 * 10**9) that the clairvoyant solver
    wins under ``sensible+leftmost``, the 12 positions its won line deals from (``line_states``):
-   the positions the bound's maximum goes through, which the behaviour policy rarely reaches.
+   positions a clairvoyant line goes through and the behaviour policy rarely does.
 2. Targets, stage k = 2..12 in order: the mean over ``--tuples`` sampled next deals of
    W_{k-1}(position after the deal), where W_1 is exact (``expectimax.v1``) and
    W_{k-1} for k > 2 is the best Q̂_{k-1} over the positions reachable by moves:
@@ -166,8 +166,8 @@ def line_states(variant: str, seed: int, deals: int) -> tuple[np.ndarray, np.nda
     over ``deals`` deals of ``seed`` from index 2 * 10**9: int8[N, 12, 4, STATE_H] piles, int8[N, 12, 4]
     heights, uint64[N, 12] undealt masks, one row per won line, in the layout of the behaviour states.
 
-    These are the positions a clairvoyant line goes through, so the ones the bound's maximum exploits
-    (docs/bracket.md, "On-policy states"); the behaviour policy rarely reaches them.
+    A clairvoyant line goes through them and the behaviour policy rarely does (docs/bracket.md,
+    "On-policy states": w4 under-rates them; a fit with them, w8, still left the bound where it was).
     """
     from .game import replay_states
     from .solver import solve_batch
@@ -253,6 +253,8 @@ def fit(variant: str, *, games: int, tuples: int, seed: int, explore: float, hid
         start_model: Model | None = None, name: str = "w1", n_features: int = 30, look8: int = 0,
         look12: int = 0, lines: int = 0, log=print) -> Model:
     """Fit a model (module docstring); ``log`` gets one progress line per stage."""
+    if lines < 0:
+        raise InputRangeError(f"--lines {lines} is negative; give the number of deals to solve (0: none)")
     rules = rules_by_name(variant)
     st, su, fill = rule_tables(rules)
     rng = np.random.default_rng(seed)
@@ -380,7 +382,7 @@ def main(argv=None) -> int:
                          f"network (w4: 32, with --features {N_FEATURES} --tuples 32); 0 = none")
     ap.add_argument("--lines", type=int, default=0,
                     help="also fit on the positions of the clairvoyant solver's won lines over this many deals "
-                         "of --seed (from index 2*10**9): the positions the bound's maximum exploits")
+                         "of --seed (from index 2*10**9), where clairvoyant lines go; 0 = none")
     ap.add_argument("--from", dest="start", default=None, help="behaviour: the greedy player of this model")
     ap.add_argument("--out", default=None, help="output file (default: the package's models folder)")
     ap.add_argument("--ensemble", default=None, metavar="M1,M2,...",
@@ -404,10 +406,14 @@ def main(argv=None) -> int:
         model.save(out)
         print(f"wrote {out}")
         return 0
-    start = load_model(a.start, strict) if a.start else None
-    model = fit(a.variant, games=a.games, tuples=a.tuples, seed=a.seed, explore=a.explore, hidden=a.hidden,
-                start_model=start, name=a.name, n_features=a.features, look8=a.look8, look12=a.look12,
-                lines=a.lines, log=lambda s: print(s, flush=True))
+    try:
+        start = load_model(a.start, strict) if a.start else None
+        model = fit(a.variant, games=a.games, tuples=a.tuples, seed=a.seed, explore=a.explore, hidden=a.hidden,
+                    start_model=start, name=a.name, n_features=a.features, look8=a.look8, look12=a.look12,
+                    lines=a.lines, log=lambda s: print(s, flush=True))
+    except AcesUpError as exc:
+        print(f"python -m engine_rs_free.fit: {exc}", file=sys.stderr)
+        return 2
     model.meta = (f"python -m engine_rs_free.fit --name {a.name} --variant {a.variant} --games {a.games} "
                   f"--tuples {a.tuples} --explore {a.explore} --hidden {a.hidden} --seed {a.seed} --features {a.features}"
                   + (f" --look8 {a.look8}" if a.look8 else "")

@@ -29,6 +29,8 @@ def test_fit_with_the_look_ahead_feature_is_seed_reproducible():
 def test_fit_names_what_the_look_ahead_feature_needs():
     with pytest.raises(InputRangeError, match="--features 31"):
         _small(look12=4)
+    with pytest.raises(InputRangeError, match="--lines -1 is negative"):
+        _small(lines=-1)
     with pytest.raises(InputRangeError, match="--tuples 8"):
         fit("standard", games=10, tuples=4, seed=5, explore=0.3, look12=8, n_features=31, log=lambda s: None)
 
@@ -101,3 +103,11 @@ def test_a_fit_with_line_states_learns_from_both_kinds():
         assert np.array_equal(x, y)
     plain = _small()
     assert not np.array_equal(plain.W1[2], a.W1[2])
+
+
+def test_the_fit_command_names_a_bad_argument_and_writes_nothing(tmp_path, capsys):
+    from engine_rs_free.fit import main
+
+    out = tmp_path / "x.npz"
+    assert main(["--name", "x", "--games", "10", "--lines", "-1", "--out", str(out)]) == 2
+    assert "--lines -1 is negative" in capsys.readouterr().err and not out.exists()

@@ -394,32 +394,27 @@ def main(argv=None) -> int:
     strict = rules_by_name(a.variant).fill == 1
     out = Path(a.out) if a.out else Path(__file__).parent / "models" / model_file(a.name, strict)
     out.parent.mkdir(parents=True, exist_ok=True)
-    if a.ensemble:
-        members = [m.strip() for m in a.ensemble.split(",") if m.strip()]
-        try:
-            model = ensemble([load_model(m, strict) for m in members], a.name)
-        except AcesUpError as exc:
-            print(f"python -m engine_rs_free.fit: {exc}", file=sys.stderr)
-            return 2
-        model.meta = (f"python -m engine_rs_free.fit --name {a.name} --variant {a.variant} "
-                      f"--ensemble {','.join(members)}")
-        model.save(out)
-        print(f"wrote {out}")
-        return 0
     try:
-        start = load_model(a.start, strict) if a.start else None
-        model = fit(a.variant, games=a.games, tuples=a.tuples, seed=a.seed, explore=a.explore, hidden=a.hidden,
-                    start_model=start, name=a.name, n_features=a.features, look8=a.look8, look12=a.look12,
-                    lines=a.lines, log=lambda s: print(s, flush=True))
+        if a.ensemble:
+            members = [m.strip() for m in a.ensemble.split(",") if m.strip()]
+            model = ensemble([load_model(m, strict) for m in members], a.name)
+            model.meta = (f"python -m engine_rs_free.fit --name {a.name} --variant {a.variant} "
+                          f"--ensemble {','.join(members)}")
+        else:
+            start = load_model(a.start, strict) if a.start else None
+            model = fit(a.variant, games=a.games, tuples=a.tuples, seed=a.seed, explore=a.explore, hidden=a.hidden,
+                        start_model=start, name=a.name, n_features=a.features, look8=a.look8, look12=a.look12,
+                        lines=a.lines, log=lambda s: print(s, flush=True))
+            model.meta = (f"python -m engine_rs_free.fit --name {a.name} --variant {a.variant} --games {a.games} "
+                          f"--tuples {a.tuples} --explore {a.explore} --hidden {a.hidden} --seed {a.seed} "
+                          f"--features {a.features}"
+                          + (f" --look8 {a.look8}" if a.look8 else "")
+                          + (f" --look12 {a.look12}" if a.look12 else "")
+                          + (f" --lines {a.lines}" if a.lines else "")
+                          + (f" --from {a.start}" if a.start else ""))
     except AcesUpError as exc:
         print(f"python -m engine_rs_free.fit: {exc}", file=sys.stderr)
         return 2
-    model.meta = (f"python -m engine_rs_free.fit --name {a.name} --variant {a.variant} --games {a.games} "
-                  f"--tuples {a.tuples} --explore {a.explore} --hidden {a.hidden} --seed {a.seed} --features {a.features}"
-                  + (f" --look8 {a.look8}" if a.look8 else "")
-                  + (f" --look12 {a.look12}" if a.look12 else "")
-                  + (f" --lines {a.lines}" if a.lines else "")
-                  + (f" --from {a.start}" if a.start else ""))
     model.save(out)
     print(f"wrote {out}")
     return 0

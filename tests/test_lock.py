@@ -17,7 +17,7 @@ from pipeline.lock import LOCK, DataLock
 from pipeline.storage import DataStore
 
 
-def _contend(data, barrier, results):
+def _contend(data, barrier, results, everyone_tried):
     store = DataStore(data)
     lock = DataLock(store)
     barrier.wait()
@@ -27,7 +27,9 @@ def _contend(data, barrier, results):
         results.put((os.getpid(), "refused", str(exc)))
         return
     results.put((os.getpid(), "held", ""))
-    time.sleep(1.5)  # hold it while the others try
+    # hold it until every process has tried, however slow its try (a fixed time was not enough on a loaded
+    # machine: a process whose first S3 call came after the holder's release took the free lock)
+    everyone_tried.wait(120)
     lock.release()
 
 
@@ -35,10 +37,12 @@ def race(data, n=4):
     ctx = mp.get_context("spawn")
     barrier = ctx.Barrier(n)
     results = ctx.Queue()
-    procs = [ctx.Process(target=_contend, args=(data, barrier, results)) for _ in range(n)]
+    everyone_tried = ctx.Event()
+    procs = [ctx.Process(target=_contend, args=(data, barrier, results, everyone_tried)) for _ in range(n)]
     for p in procs:
         p.start()
     out = [results.get(timeout=120) for _ in procs]
+    everyone_tried.set()
     for p in procs:
         p.join(timeout=60)
     return out

@@ -10,7 +10,9 @@ Two kinds of check, neither of which calls optional.py to get its expected value
   no dominance rule (it branches on every discard) and is itself held to the brute force on short
   positions in test_solver. Full deals of optional discards are far too many positions for the
   Python brute force, and some are too many even for the generic search: the deals compared are
-  those the generic search solves within a node limit (the test asserts how many).
+  those the generic search solves within a node limit (the test asserts how many);
+- the last deal's cap, held to the brute force under optional discards (with and without the
+  solver restrictions), and the forced search first, whose line is replayed through game.py.
 """
 
 from __future__ import annotations
@@ -20,15 +22,18 @@ from collections import Counter
 import numpy as np
 import pytest
 from test_solver import brute_value, random_position
+from test_solver_easy import last_deal_cap
 
 from engine_rs_free import game
 from engine_rs_free.cards import SUIT
 from engine_rs_free.deals import deal_batch
 from engine_rs_free.rules import FILL_ACE, TOP_STRENGTH, rules_by_name, strength_table
 from engine_rs_free.solver import core, solve_batch
+from engine_rs_free.solver.generic import RULE_LAST_DEAL_CAP
 from engine_rs_free.solver.optional import (
     ALL_RULES,
     RULE_END,
+    RULE_FORCED_FIRST,
     RULE_NO_TARGET,
     RULE_PENDING,
     RULE_STRICT_PILES,
@@ -101,14 +106,18 @@ def test_a_false_rule_is_caught():
 
 
 def test_rule_flags_follow_the_rule_set():
-    assert rule_flags(rules_by_name("standard+optional")) == RULE_END | RULE_NO_TARGET
-    assert rule_flags(rules_by_name("reverse+optional")) == RULE_END | RULE_NO_TARGET
+    always = RULE_LAST_DEAL_CAP | RULE_FORCED_FIRST
+    assert rule_flags(rules_by_name("standard+optional")) == always | RULE_END | RULE_NO_TARGET
+    assert rule_flags(rules_by_name("reverse+optional")) == always | RULE_END | RULE_NO_TARGET
     assert ALL_RULES == RULE_END | RULE_NO_TARGET | RULE_STRICT_PILES
     # strict searches its discards as pending discards (pending.py; test_solver_pending)
-    assert rule_flags(rules_by_name("strict+optional")) == ALL_RULES | RULE_PENDING
-    # the proofs assume an empty pile or a lone card never matters: no rule under a restriction
+    assert rule_flags(rules_by_name("strict+optional")) == always | ALL_RULES | RULE_PENDING
+    # the proofs of the safe discards assume an empty pile or a lone card never matters: none of them
+    # under a restriction; the cap and the forced search first hold under every restriction
     for r in ("standard+optional+sensible", "strict+optional+leftmost", "standard+optional+must_fill"):
-        assert rule_flags(rules_by_name(r)) == 0
+        assert rule_flags(rules_by_name(r)) == always
+    assert rule_flags(rules_by_name("easy+optional")) == always  # (the generic search reads the cap only)
+    assert rule_flags(rules_by_name("standard")) == 0
     assert TOP_STRENGTH == 12
 
 
@@ -120,16 +129,19 @@ def _solve(decks, variant, search, node_limit, flags=None):
 
 def _check_against_generic(variant, count, seed, limit, min_solved):
     decks = deal_batch(seed, 0, count)
-    slow, slow_nodes, slow_status = _solve(decks, variant, "generic", limit)
+    # the twin: the generic search with no rule at all (no cap either)
+    slow, slow_nodes, slow_status = _solve(decks, variant, "generic", limit, 0)
     ok = slow_status == 0
     assert ok.sum() >= min_solved, (variant, int(ok.sum()))
     fast, fast_nodes, fast_status = _solve(decks[ok], variant, "auto", None)
     assert (fast_status == 0).all()
     assert np.array_equal(fast, slow[ok]), variant
-    # each rule alone, and none, in this search and in the pending one: the same values (the search
-    # with no rule is the generic one's order)
+    # each rule alone, and none, in this search and in the pending one, with and without the cap and
+    # the forced search first: the same values (the search with no rule is the generic one's order)
     flags = rule_flags(rules_by_name(variant)) & ALL_RULES
-    for f in sorted({0, flags & RULE_END, flags & ~RULE_END, flags} | {r | RULE_PENDING for r in (0, flags)}):
+    safe = {0, flags & RULE_END, flags & ~RULE_END, flags} | {r | RULE_PENDING for r in (0, flags)}
+    extra = {0, RULE_LAST_DEAL_CAP, RULE_FORCED_FIRST, RULE_LAST_DEAL_CAP | RULE_FORCED_FIRST}
+    for f in sorted({r | e for r in safe for e in extra}):
         alone, _n, st = _solve(decks[ok], variant, "auto", None, f)
         assert (st == 0).all() and np.array_equal(alone, slow[ok]), (variant, f)
     # where the limit stopped the generic search, its lower bound never beats the fast search
@@ -167,13 +179,91 @@ def test_optional_lines_replay_to_max_score(variant):
 
 def test_optional_never_scores_below_forced():
     # optional discards only add choices (forced play is one way to play them); on the deals the
-    # search solves within the limit, so that the figure compared is a value, not a lower bound
+    # search solves within the limit, so that the figure compared is a value, not a lower bound.
+    # The optional search runs without the forced search first, which would make this true by
+    # construction.
     decks = deal_batch(2026, 100, 30)
     for variant in ("strict", "standard", "reverse"):
         forced = solve_batch(decks, variant, want_lines=False)
-        opt = solve_batch(decks, variant + "+optional", want_lines=False, node_limit=300_000)
-        solved = np.array(opt.status) == "solved"
+        flags = rule_flags(rules_by_name(variant + "+optional")) & ~RULE_FORCED_FIRST
+        opt, _n, status = _solve(decks, variant + "+optional", "auto", 300_000, flags)
+        solved = status == 0
         assert solved.sum() >= 3, variant
-        assert (opt.max_score[solved] >= forced.max_score[solved]).all()
+        assert (opt[solved] >= forced.max_score[solved]).all()
         if variant == "strict":  # (the standard deals solved within the limit are mostly wins)
-            assert (opt.max_score[solved] > forced.max_score[solved]).any()  # keeping a card did pay
+            assert (opt[solved] > forced.max_score[solved]).any()  # keeping a card did pay
+
+
+def _small_position(rng, stock_left: int, rules) -> game.State:
+    """A position with few cards in play (the rest discarded), where a line can reach the cap: the
+    cards of the top rank not in the stock (they are never discarded) and up to six more on the
+    piles at random, some piles maybe empty, and ``stock_left`` in the stock."""
+    top = strength_table(rules) == TOP_STRENGTH
+    cards = [int(c) for c in rng.permutation(52)]
+    stock = tuple(cards[:stock_left])
+    rest = cards[stock_left:]
+    on_table = [c for c in rest if top[c]] + [c for c in rest if not top[c]][:int(rng.integers(0, 7))]
+    on_table = [on_table[i] for i in rng.permutation(len(on_table))]
+    piles = [[] for _ in range(4)]
+    for c in on_table:
+        piles[int(rng.integers(4))].append(c)
+    return game.State(tuple(tuple(p) for p in piles), stock, frozenset(set(rest) - set(on_table)))
+
+
+@pytest.mark.parametrize("variant", OPTIONAL_VARIANTS + ["standard+optional+must_fill",
+                                                          "strict+optional+sensible+leftmost", "easy+optional"])
+def test_the_last_deal_cap_bounds_every_line(variant):
+    """Under optional discards too: when the last four stock cards are of four suits, no line from any
+    position scores more than 48 minus those of them below the top rank (the brute force, every
+    reachable position). Positions of random play (value far below the cap) and small positions
+    (where lines reach it, so a cap one lower would fail here)."""
+    rules = rules_by_name(variant)
+    rng = np.random.default_rng(43)
+    capped = reached = 0
+    for i in range(1200):
+        stock_left = 4 + 4 * (i % 2)
+        state = random_position(43, i, rules.without_restrictions(), stock_left) if i % 3 == 0 \
+            else _small_position(rng, stock_left, rules)
+        cap = last_deal_cap(state, rules)
+        if cap == game.WIN_SCORE:
+            continue
+        capped += 1
+        value = brute_value(state, rules)
+        assert value <= cap, (game.picture(state), cap, value)
+        reached += value == cap
+    assert capped >= 100 and reached >= 20, (capped, reached)
+
+
+@pytest.mark.parametrize("variant", OPTIONAL_VARIANTS + ["reverse+optional+must_fill"])
+def test_forced_first_gives_the_value_where_it_reaches_the_cap(variant):
+    """A deal whose forced-discard value reaches the cap (48, or the last deal's cap) is solved by the
+    forced search alone: as many nodes as the forced solver spends, the forced score, and a line of
+    optional discards (every discard written out) that game.py replays to that score. Elsewhere the
+    optional search runs as well, and the score is never below the forced one."""
+    decks = deal_batch(2026, 0, 40)
+    forced_variant = variant.replace("+optional", "")
+    forced = solve_batch(decks, forced_variant, want_lines=False)
+    opt = solve_batch(decks, variant, node_limit=3_000_000)
+    caps = [last_deal_cap(game.new_game(d, rules_by_name(variant)), rules_by_name(variant)) for d in decks]
+    shortcut = 0
+    for n, d in enumerate(decks):
+        if forced.max_score[n] >= caps[n]:
+            shortcut += 1
+            assert opt.status[n] == "solved" and opt.max_score[n] == forced.max_score[n]
+            assert opt.nodes[n] == forced.nodes[n], n
+            states = game.replay_states(d, opt.lines[n], variant)
+            assert states[-1].score == forced.max_score[n]
+        else:
+            assert opt.max_score[n] >= forced.max_score[n]
+            assert opt.nodes[n] > forced.nodes[n]  # both searches ran, and both are counted
+    assert shortcut >= 3, shortcut
+
+
+def test_the_node_limit_covers_both_searches():
+    decks = deal_batch(2026, 0, 8)
+    for limit in (50, 5_000, 100_000):
+        res = solve_batch(decks, "standard+optional", node_limit=limit, want_lines=False)
+        assert (res.nodes <= limit).all(), (limit, res.nodes)
+        gave_up = np.array(res.status) == "gave_up"
+        assert gave_up.any()
+        assert not (res.won & gave_up).any()

@@ -19,16 +19,26 @@ from .common import (
     OptionalDeck,
     Results,
     SearchRules,
+    STATUS_GAVE_UP,
+    STATUS_SOLVED,
     Starts,
     Table,
     Work,
     _popcount,
 )
-from .generic import RULE_EASY_CAP, _last_deal_cap, _search, easy_rule_flags
+from .generic import RULE_LAST_DEAL_CAP, _last_deal_cap, _search, easy_rule_flags
 from .lines import _finish_line, _finish_line_native
 from .native import DEAL_BITS, NO_FOREIGN4, _nat_resolve_call, _search_native
 from .native_easy import _search_native_easy
-from .optional import _fill_optional_deck, _opt_full_line, _search_optional, rule_flags
+from .optional import (
+    FORCED_LINE,
+    RULE_FORCED_FIRST,
+    SAFE_RULES,
+    _fill_optional_deck,
+    _opt_full_line,
+    _search_optional,
+    rule_flags,
+)
 from .pending import RULE_PENDING, _pd_game_line, _search_pending
 from .position import _resolve
 from .table import BUCKET, DEFAULT_TT_BITS, tt_bits_for
@@ -245,7 +255,7 @@ def _solve_easy_many(starts, rules, opt_flags, node_limit, table, first_epoch, w
         for b in range(52):
             if (mask0 >> np.uint64(b)) & np.uint64(1):
                 cmask0 |= np.uint64(1) << np.uint64(deck.pcard[b])
-        cap = _last_deal_cap(stock, ns, rules.strength, rules.code) if (opt_flags & RULE_EASY_CAP) != 0 \
+        cap = _last_deal_cap(stock, ns, rules.strength, rules.code) if (opt_flags & RULE_LAST_DEAL_CAP) != 0 \
             else WIN_SCORE
         best, blen, nodes, status = _search_native_easy(ns, mask0, cmask0, start, cap, deck, rules, node_limit,
                                                         table, np.uint32(first_epoch + n), work, opt_flags)
@@ -256,23 +266,70 @@ def _solve_easy_many(starts, rules, opt_flags, node_limit, table, first_epoch, w
 
 
 @nb.njit(cache=True)
+def _optional_start(starts, rules, opt_flags, node_limit, table, epoch, work, deck, od, piles0, h0, fline, n):
+    """What start n of SEARCH_OPTIONAL knows before its optional search (docs/solver.md, "Optional
+    discards: the cap and the forced search first").
+
+    Puts the start into ``piles0, h0`` and fills its tables (``_fill_optional_start``), works out its cap (48, or the last deal's
+    cap with RULE_LAST_DEAL_CAP) and, with RULE_FORCED_FIRST, solves it with forced discards (epoch
+    ``epoch``), writing that line out with its discards into ``fline``. Returns (cap, forced score,
+    forced line length, forced nodes, node limit left for the optional search, the forced score is
+    the result): the forced score is -1 when it was not worked out; the result is the forced one when
+    it reaches the cap, or when the forced search used up ``node_limit`` (then it is a lower bound).
+    """
+    ns = starts.nstocks[n]
+    _fill_optional_start(piles0, h0, deck, od, starts, rules, n)
+    cap = _last_deal_cap(starts.stocks[n], ns, rules.strength, rules.code) \
+        if (opt_flags & RULE_LAST_DEAL_CAP) != 0 else WIN_SCORE
+    if (opt_flags & RULE_FORCED_FIRST) == 0:
+        return cap, -1, 0, 0, node_limit, False
+    mask0, _fw, nd, _full = _nat_resolve_call(DEAL_BITS, NO_FOREIGN4, deck)
+    fbest, blen, fnodes, _st = _search_native(ns, mask0, starts.scores[n] + nd, deck, rules, node_limit, table,
+                                              epoch, work)
+    for i in range(blen):
+        fline[i] = work.best_line[i]
+    flen = _opt_full_line(fline, blen, ns, deck, od, FORCED_LINE, work.path)
+    left = node_limit - fnodes if node_limit > 0 else 0
+    return cap, fbest, flen, fnodes, left, fbest >= cap or (node_limit > 0 and left < 1)
+
+
+@nb.njit(cache=True, inline="always", _nrt=False)
+def _optional_result(fbest, fline, flen, fnodes, best, blen, nodes, status, cap, work):
+    """Start n's result, from the optional search's (``best`` ... ``status``; ``best`` is -1 when it did
+    not run) and the forced search's: the better score and its line in ``work.best_line``, the nodes of
+    both. A forced score at the cap is the value (solved); below it, the optional search's score is never
+    lower unless a node limit stopped it (gave up)."""
+    if best >= fbest:
+        return best, blen, fnodes + nodes, status
+    for i in range(flen):
+        work.best_line[i] = fline[i]
+    return fbest, flen, fnodes + nodes, STATUS_SOLVED if fbest >= cap else STATUS_GAVE_UP
+
+
+@nb.njit(cache=True)
 def _solve_optional_many(starts, rules, opt_flags, node_limit, table, first_epoch, work, deck, od, out, line_buf):
     """SEARCH_OPTIONAL without RULE_PENDING: every start is a fresh deal with optional discards, searched by
-    optional.py; ``deck`` and ``od`` are filled per deal."""
-    init_piles, _h, stocks, nstocks, start_scores, _natives = starts
+    optional.py (after the forced search, with RULE_FORCED_FIRST); ``deck`` and ``od`` are filled per deal;
+    each start takes two epochs (the forced search, the optional one)."""
     fb = _finish_buffers()
-    piles0, h0 = fb[2], fb[3]
+    fline = np.zeros(work.best_line.shape[0], np.int32)
+    safe = opt_flags & SAFE_RULES
     nl = 0
     out.line_off[0] = 0
-    for n in range(init_piles.shape[0]):
-        ns = nstocks[n]
-        _fill_optional_start(piles0, h0, deck, od, starts, rules, n)
-        best, blen, nodes, status = _search_optional(ns, DEAL_BITS, start_scores[n], deck, od, rules, opt_flags,
-                                                     node_limit, table, np.uint32(first_epoch + n), work)
-        # the line without its safe discards: put them back (the generic finish counts it)
-        blen = _opt_full_line(work.best_line, blen, ns, deck, od, opt_flags, work.path)
+    for n in range(starts.piles.shape[0]):
+        ns = starts.nstocks[n]
+        epoch = np.uint32(first_epoch + 2 * n)
+        cap, fbest, flen, fnodes, left, done = _optional_start(starts, rules, opt_flags, node_limit, table, epoch,
+                                                               work, deck, od, fb[2], fb[3], fline, n)
+        best, blen, nodes, status = -1, 0, 0, STATUS_SOLVED
+        if not done:
+            best, blen, nodes, status = _search_optional(ns, DEAL_BITS, starts.scores[n], cap, deck, od, rules,
+                                                         safe, left, table, epoch + np.uint32(1), work)
+            # the line without its safe discards: put them back (the generic finish counts it)
+            blen = _opt_full_line(work.best_line, blen, ns, deck, od, safe, work.path)
+        best, blen, nodes, status = _optional_result(fbest, fline, flen, fnodes, best, blen, nodes, status, cap, work)
         _record(out, n, best, nodes, status)
-        blen = _finish_start(fb, stocks[n], ns, rules, blen, work, out, n)
+        blen = _finish_start(fb, starts.stocks[n], ns, rules, blen, work, out, n)
         line_buf, nl = _keep_line(line_buf, nl, work.best_line, blen, out, n)
     return line_buf
 
@@ -280,20 +337,25 @@ def _solve_optional_many(starts, rules, opt_flags, node_limit, table, first_epoc
 @nb.njit(cache=True)
 def _solve_pending_many(starts, rules, opt_flags, node_limit, table, first_epoch, work, deck, od, out, line_buf):
     """SEARCH_OPTIONAL with RULE_PENDING: the same, searched by pending.py."""
-    init_piles, _h, stocks, nstocks, start_scores, _natives = starts
     fb = _finish_buffers()
-    piles0, h0 = fb[2], fb[3]
+    fline = np.zeros(work.best_line.shape[0], np.int32)
+    safe = opt_flags & SAFE_RULES
     nl = 0
     out.line_off[0] = 0
-    for n in range(init_piles.shape[0]):
-        ns = nstocks[n]
-        _fill_optional_start(piles0, h0, deck, od, starts, rules, n)
-        best, blen, nodes, status = _search_pending(ns, start_scores[n], deck, od, rules, opt_flags, node_limit,
-                                                    table, np.uint32(first_epoch + n), work)
-        # the line in the search's codes: the game's line (the generic finish counts it)
-        blen = _pd_game_line(work.best_line, blen, ns, deck, od, opt_flags, work.events, work.path)
+    for n in range(starts.piles.shape[0]):
+        ns = starts.nstocks[n]
+        epoch = np.uint32(first_epoch + 2 * n)
+        cap, fbest, flen, fnodes, left, done = _optional_start(starts, rules, opt_flags, node_limit, table, epoch,
+                                                               work, deck, od, fb[2], fb[3], fline, n)
+        best, blen, nodes, status = -1, 0, 0, STATUS_SOLVED
+        if not done:
+            best, blen, nodes, status = _search_pending(ns, starts.scores[n], cap, deck, od, rules, safe, left,
+                                                        table, epoch + np.uint32(1), work)
+            # the line in the search's codes: the game's line (the generic finish counts it)
+            blen = _pd_game_line(work.best_line, blen, ns, deck, od, safe, work.events, work.path)
+        best, blen, nodes, status = _optional_result(fbest, fline, flen, fnodes, best, blen, nodes, status, cap, work)
         _record(out, n, best, nodes, status)
-        blen = _finish_start(fb, stocks[n], ns, rules, blen, work, out, n)
+        blen = _finish_start(fb, starts.stocks[n], ns, rules, blen, work, out, n)
         line_buf, nl = _keep_line(line_buf, nl, work.best_line, blen, out, n)
     return line_buf
 
@@ -364,12 +426,13 @@ def run(starts: Starts, resolve_start: bool, rules: Rules, node_limit, want_line
         raise InputRangeError(f"node_limit {node_limit!r} is not positive; give 1 or more, or None for no limit")
     limit = 0 if node_limit is None else int(node_limit)
     ws = _workspace(tt_bits if tt_bits is not None else tt_bits_for(rules))
-    first_epoch = ws.next_epochs(max(n, 1))
     out = Results(np.zeros(n, np.int8), np.zeros(n, np.int64), np.zeros(n, np.int8), np.zeros(n, np.int16),
                   np.zeros(n, np.int16), np.zeros(n + 1, np.int64))
     line_buf = np.zeros(max(64 * n, 64), np.int32)
     srules = search_rules(rules)
     mode = search_mode(rules, search)
+    # SEARCH_OPTIONAL: two searches a start (the forced one first, then the optional one)
+    first_epoch = ws.next_epochs(max(n, 1) * (2 if mode == SEARCH_OPTIONAL else 1))
     if mode == SEARCH_GENERIC and starts.natives.shape[1] != N_CARDS:
         raise ValueError("the generic search needs Starts.natives: make the inputs with deck_inputs(decks)")
     if opt_flags is None:

@@ -25,8 +25,10 @@ from .table import _tt_seen_or_add
 # The rules of the generic search for ``easy`` (docs/solver.md, "Easy"), a bit set beside
 # optional.RULE_* (the same ``flags`` word), so that each can be switched off and measured alone
 RULE_EASY_END = 8  # stock out: a buried card a top beats is moved (and so discarded) at once, alone
-RULE_EASY_CAP = 16  # the last four cards of four suits cap the score: the search stops there
-EASY_RULES = RULE_EASY_END | RULE_EASY_CAP
+# the last four cards of four suits cap the score: the search stops there (every variant and
+# restriction, either discard rule; optional.py and pending.py use it too)
+RULE_LAST_DEAL_CAP = 16
+EASY_RULES = RULE_EASY_END | RULE_LAST_DEAL_CAP
 
 
 def easy_rule_flags(rules) -> int:
@@ -96,7 +98,7 @@ def _search(stock, nstock, smax, piles, h, start_score, native, rules, node_limi
     _tt_seen_or_add(table, k1, k2, epoch, sp)
     easy_end = (flags & RULE_EASY_END) != 0
     # a win, or the cap the last four cards set: nothing can beat it
-    cap = _last_deal_cap(stock, nstock, strength, code) if (flags & RULE_EASY_CAP) != 0 else WIN_SCORE
+    cap = _last_deal_cap(stock, nstock, strength, code) if (flags & RULE_LAST_DEAL_CAP) != 0 else WIN_SCORE
     if best >= cap:
         return best, 0, nodes, status
     # the stock table of the strict bound is worked out when the bound is first needed

@@ -12,7 +12,7 @@ The search is the generic one, step for step, but for the table: the same
 actions in the same order (moves of a card that is not alone by source pile
 and depth, the deal, lone moves; with the stock out only the former, into the
 first empty pile), the same two rules (``generic.RULE_EASY_END``,
-``RULE_EASY_CAP``; docs/solver.md, "Easy") and the same table keys (the mask of
+``RULE_LAST_DEAL_CAP``; docs/solver.md, "Easy") and the same table keys (the mask of
 the cards on the table by card id, which each frame keeps beside its native
 mask, and the foreign bottoms). It differs in which positions it looks up: a
 position with no empty pile never (the generic search: at every other stock

@@ -16,8 +16,7 @@ import numba as nb
 import numpy as np
 
 from ..actions import KIND_DEAL, KIND_DISCARD
-from ..game import WIN_SCORE
-from ..rules import FILL_ACE
+from ..rules import FILL_ACE, FILL_ANY
 from .common import (
     MASK52,
     MAX_DEPTH,
@@ -27,6 +26,7 @@ from .common import (
     _high_bit,
     _on_lone_run,
 )
+from .generic import RULE_LAST_DEAL_CAP
 from .native import (
     DEAL_BITS,
     NO_FOREIGN4,
@@ -43,20 +43,37 @@ RULE_NO_TARGET = 2  # a card with no weaker card of its suit in play is safe to 
 RULE_STRICT_PILES = 4  # strict (with RULE_NO_TARGET): weaker cards dealt to the card's own pile are no targets
 ALL_RULES = RULE_END | RULE_NO_TARGET | RULE_STRICT_PILES
 RULE_PENDING = 32  # search the discards as pending discards (pending.py; the rules above take pending cards off)
+# solve the deal with forced discards first: a forced line is a line under optional discards too,
+# so its score is a lower bound, and the value itself when it reaches the cap (48, or the last
+# deal's cap: RULE_LAST_DEAL_CAP); the optional search runs only when it does not (core.py)
+RULE_FORCED_FIRST = 64
+# not a rule: every discard is taken at once, which is how _opt_full_line writes a forced-discard
+# line out as a line of optional discards (the diamond argument in docs/solver.md: the forced
+# discards of a position end in the same position whatever their order)
+FORCED_LINE = 128
+SAFE_RULES = ALL_RULES  # the bits _opt_settle and _pd_settle read (core passes the searches only these)
 
 
 def rule_flags(rules) -> int:
-    """The dominance rules proved for a rule set (``rules.Rules``): none under a solver restriction
-    (``sensible``, ``leftmost`` and ``must_fill`` make an empty pile or a lone card matter, which the
-    proofs rely on not mattering)."""
-    if rules.restrictions:
+    """The rules proved for a rule set (``rules.Rules``) with optional discards (0 for forced discards).
+
+    The last deal's cap and the forced search first hold under every restriction (neither
+    depends on which moves are allowed). The dominance rules (safe discards) hold under none
+    (``sensible``, ``leftmost`` and ``must_fill`` make an empty pile or a lone card matter,
+    which their proofs rely on not mattering).
+    """
+    if not rules.optional_discards:
         return 0
+    always = RULE_LAST_DEAL_CAP | RULE_FORCED_FIRST
+    if rules.restrictions or rules.fill == FILL_ANY:
+        # (easy with optional discards goes to the generic search, which reads the cap alone)
+        return always
     if rules.fill == FILL_ACE:
         # strict: the pending-discards search (pending.py), 9x fewer positions and about 2x faster
-        return ALL_RULES | RULE_PENDING
+        return always | ALL_RULES | RULE_PENDING
     # standard and reverse: the pending search visits about 3x fewer positions, but each costs
     # about 4x as much, so this search is the faster one there (docs/solver.md)
-    return RULE_END | RULE_NO_TARGET
+    return always | RULE_END | RULE_NO_TARGET
 
 
 @nb.njit(cache=True, inline="always", _nrt=False)
@@ -95,7 +112,10 @@ def _opt_in_play(mask, fw, sp, deck):
 
 @nb.njit(cache=True, inline="always", _nrt=False)
 def _opt_safe(b, live, sp, nstock, od, flags):
-    """The discardable top card (native bit b) can be discarded at once without loss (docs/solver.md)."""
+    """The discardable top card (native bit b) can be discarded at once without loss (docs/solver.md);
+    with FORCED_LINE in ``flags`` every discard is taken (the replay of a forced-discard line)."""
+    if (flags & FORCED_LINE) != 0:
+        return True
     if sp >= nstock:
         return (flags & RULE_END) != 0
     if (flags & RULE_NO_TARGET) != 0:
@@ -208,11 +228,12 @@ def _opt_gen(mask, fw, sp, nstock, deck, rules, out):
 
 
 @nb.njit(cache=True, _nrt=False)
-def _search_optional(nstock, start_mask, start_score, deck, od, rules, flags, node_limit, table, epoch, work):
+def _search_optional(nstock, start_mask, start_score, cap, deck, od, rules, flags, node_limit, table, epoch, work):
     """The native search (``native._search_native``) under optional discards, with the safe discards made
     at once (``flags``: which rules are on; 0 for none, as the restrictions need).
 
-    ``start_mask``: the fresh deal's first four cards, no discard made. Returns (best score, best line
+    ``start_mask``: the fresh deal's first four cards, no discard made. ``cap``: no line scores more
+    (48, or the last deal's cap): the search stops when it reaches it. Returns (best score, best line
     length, nodes, status); ``work.best_line`` holds the line without the safe discards (the line's
     finish puts them back).
     """
@@ -228,7 +249,7 @@ def _search_optional(nstock, start_mask, start_score, deck, od, rules, flags, no
     nodes = 1
     status = STATUS_SOLVED
     _tt_seen_or_add(table, mask, fw, epoch, 0)
-    if best >= WIN_SCORE:
+    if best >= cap:
         return best, 0, nodes, status
     keys1[0] = mask
     keys2[0] = fw
@@ -283,7 +304,7 @@ def _search_optional(nstock, start_mask, start_score, deck, od, rules, flags, no
             best_len = k + 1
             for i in range(k + 1):
                 best_line[i] = path[i]
-            if best >= WIN_SCORE:
+            if best >= cap:
                 break
         if leaf:
             continue

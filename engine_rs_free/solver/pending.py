@@ -42,7 +42,6 @@ import numba as nb
 import numpy as np
 
 from ..actions import KIND_DEAL, KIND_DISCARD, KIND_MOVE
-from ..game import WIN_SCORE
 from ..rules import FILL_ACE, TOP_STRENGTH
 from .common import (
     MASK52,
@@ -427,11 +426,13 @@ def _pd_on_lone_run(keys1, keys2, keys3, lone, k, n1, n2, n3):
 
 
 @nb.njit(cache=True, _nrt=False)
-def _search_pending(nstock, start_score, deck, od, rules, flags, node_limit, table, epoch, work):
+def _search_pending(nstock, start_score, cap, deck, od, rules, flags, node_limit, table, epoch, work):
     """The search over pending discards from a fresh deal (no discard made yet).
 
     ``flags``: the rules of ``optional`` that take pending cards off (RULE_END, RULE_NO_TARGET,
-    RULE_STRICT_PILES). Returns (best score, best line length, nodes, status); ``work.best_line``
+    RULE_STRICT_PILES). ``cap``: no line of the game scores more (48, or the last deal's cap); the
+    search stops when it reaches it (a line of this search is a game line with the same score).
+    Returns (best score, best line length, nodes, status); ``work.best_line``
     holds the line in this search's codes (``_pd_game_line`` turns it into the game's).
     """
     acts, nacts, idx, path, lone, keys1, keys2, keys3, scores = work.acts, work.nacts, work.idx, work.path, \
@@ -446,7 +447,7 @@ def _search_pending(nstock, start_score, deck, od, rules, flags, node_limit, tab
     nodes = 1
     status = STATUS_SOLVED
     _tt3_seen_or_add(table, mask, fw, pend, epoch, 0)
-    if best >= WIN_SCORE:
+    if best >= cap:
         return best, 0, nodes, status
     keys1[0] = mask
     keys2[0] = fw
@@ -494,7 +495,7 @@ def _search_pending(nstock, start_score, deck, od, rules, flags, node_limit, tab
             best_len = k + 1
             for i in range(k + 1):
                 best_line[i] = path[i]
-            if best >= WIN_SCORE:
+            if best >= cap:
                 break
         k += 1
         keys1[k] = n1

@@ -230,9 +230,9 @@ DEFAULT_SPEC = {
     # 200k-500k; solver standard/reverse ~90, strict ~14000, easy ~6 (heavy-tailed: the first 500
     # easy deals take 80 core-seconds, one of them 25 s; specs/easy.toml solves 20,000 in a
     # night, so the default keeps a check sample); with optional discards
-    # (Dec 1, the dominance rules of docs/solver.md) standard+optional ~0.13, heavy-tailed (deal
-    # 35 takes 1.4e9 positions, 220 s), so it gets the first 20 deals (about 40 s), and so does
-    # reverse+optional (Dec 1: its first 20 deals 36 core-seconds, deal 7 alone 21 s);
+    # (Dec 4, the forced search first and the pending search: docs/solver.md) standard+optional
+    # ~0.6, heavy-tailed (deal 39 alone 29 s), so it gets the first 20 deals (about 17 s), and so
+    # does reverse+optional (its first 20 deals about 6 core-seconds);
     # strict+optional, searched as pending discards, ~57 (its first 2,000 deals: 35 core-seconds,
     # 69,000 positions a deal, the largest 5.5e6 where the plain search needed 7e8 for one of
     # deals 900..999), so it gets 2,000. The honest players take every discard at once, so their optional rows

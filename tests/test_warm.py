@@ -57,11 +57,12 @@ def test_warm_with_the_stamp_of_this_code_returns_at_once_and_says_so(tmp_path, 
 
 def test_a_run_warms_the_units_of_its_players_only():
     assert units_for([("standard", "greedy"), ("strict", "nomove"), ("reverse", "human")]) == (("standard", "greedy"),)
-    # forced discards: the native search; strict+optional: the pending search; a restriction turns the
-    # pending search's rules off, so strict+optional+sensible is searched like standard+optional
-    assert units_for([("reverse", "solver"), ("strict+optional", "solver")]) == (
+    # forced discards: the native search; optional discards: the pending search (standard+optional
+    # too, so it needs no unit of its own); a restriction turns the pending search off, so
+    # strict+optional+sensible is searched like standard+optional+sensible, by the plain one
+    assert units_for([("reverse", "solver"), ("standard+optional", "solver")]) == (
         ("strict+optional", "solver"), ("standard", "solver"))
-    assert units_for([("strict+optional", "solver:sensible")]) == (("standard+optional", "solver"),)
+    assert units_for([("strict+optional", "solver:sensible")]) == (("standard+optional", "solver:sensible"),)
     assert units_for([("easy", "solver:leftmost"), ("strict", "bound")]) == (("standard", "bound"), ("easy", "solver"))
     assert set(units_for([(v, p) for v, p in UNITS])) == set(UNITS)
 

@@ -267,12 +267,12 @@ def _solve_easy_many(starts, rules, opt_flags, node_limit, table, first_epoch, w
 
 @nb.njit(cache=True)
 def _optional_start(starts, rules, opt_flags, node_limit, table, epoch, work, deck, od, piles0, h0, fline, n):
-    """What start n of SEARCH_OPTIONAL knows before its optional search (docs/solver.md, "Optional
-    discards: the cap and the forced search first").
+    """What start n of SEARCH_OPTIONAL knows before its optional search (docs/solver.md, "The cap and
+    the forced search first").
 
-    Puts the start into ``piles0, h0`` and fills its tables (``_fill_optional_start``), works out its cap (48, or the last deal's
-    cap with RULE_LAST_DEAL_CAP) and, with RULE_FORCED_FIRST, solves it with forced discards (epoch
-    ``epoch``), writing that line out with its discards into ``fline``. Returns (cap, forced score,
+    Puts the start into ``piles0, h0`` and fills its tables (``_fill_optional_start``), works out its
+    cap (48, or the last deal's cap with RULE_LAST_DEAL_CAP) and, with RULE_FORCED_FIRST, solves it
+    with forced discards (epoch ``epoch``), writing that line out with its discards into ``fline``. Returns (cap, forced score,
     forced line length, forced nodes, node limit left for the optional search, the forced score is
     the result): the forced score is -1 when it was not worked out; the result is the forced one when
     it reaches the cap, or when the forced search used up ``node_limit`` (then it is a lower bound).

@@ -71,9 +71,10 @@ def rule_flags(rules) -> int:
     if rules.fill == FILL_ACE:
         # strict: the pending-discards search (pending.py), 9x fewer positions and about 2x faster
         return always | ALL_RULES | RULE_PENDING
-    # standard and reverse: the pending search visits about 3x fewer positions, but each costs
-    # about 4x as much, so this search is the faster one there (docs/solver.md)
-    return always | RULE_END | RULE_NO_TARGET
+    # standard and reverse: the pending search too, since the forced search first settles the deals
+    # that are won (where this one was the faster) and with a table of 64 MiB (table.tt_bits_for),
+    # it is 2-3x faster on the rest (docs/solver.md, "The pending search for standard and reverse")
+    return always | RULE_END | RULE_NO_TARGET | RULE_PENDING
 
 
 @nb.njit(cache=True, inline="always", _nrt=False)

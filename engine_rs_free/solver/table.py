@@ -21,6 +21,11 @@ BUCKET = 4  # entries per bucket of the transposition table; an entry is 16 byte
 DEFAULT_TT_BITS = 14  # 2**14 buckets = 64 Ki entries = 1 MiB
 STRICT_TT_BITS = 12  # 256 KiB: strict searches ~100 positions a deal (max ~3,300); 2-4% faster than 1 MiB
 EASY_TT_BITS = 22  # 2**22 buckets = 16 Mi entries = 256 MiB: easy has far more positions
+# 2**20 buckets = 64 MiB: standard and reverse with optional discards (the pending search, whose
+# entries take two slots each) search 10^7-10^8 positions on the deals that cannot be won, and
+# forget too much in a small table: deal 39 of seed 2026 took over 6 minutes with 1 MiB, 54 s
+# with 4 MiB, 37 s with 16 MiB, 32 s with 64 MiB (docs/solver.md)
+PENDING_TT_BITS = 20
 
 
 @nb.njit(cache=True, inline="always", _nrt=False)
@@ -71,7 +76,10 @@ def tt_bits_for(rules: Rules) -> int:
     """The transposition table size (log2 of buckets) used for a rule set."""
     if rules.fill == FILL_ANY:
         return EASY_TT_BITS
-    return STRICT_TT_BITS if rules.fill == FILL_ACE else DEFAULT_TT_BITS
+    if rules.fill == FILL_ACE:
+        return STRICT_TT_BITS
+    # the pending search (optional.rule_flags: optional discards, no solver restriction)
+    return PENDING_TT_BITS if rules.optional_discards and not rules.restrictions else DEFAULT_TT_BITS
 
 
 @nb.njit(cache=True, inline="always", _nrt=False)

@@ -17,8 +17,9 @@ and heights, its actions and key), ``generic`` (the search over that form),
 ``native`` (the search over a fresh deal's 52-bit form, 1.5-1.9x faster),
 ``native_easy`` (the same for ``easy``),
 ``optional`` and ``pending`` (the searches with optional discards: the
-plain one with its dominance rules, and the one over pending discards that
-strict uses), ``bounds`` (the strict bound), ``lines`` (the best line turned
+plain one with its dominance rules, which the solver restrictions use, and
+the one over pending discards that the rest use, each after the forced
+search), ``bounds`` (the strict bound), ``lines`` (the best line turned
 into the result), ``core`` (the compiled batch loop and its buffers).
 """
 

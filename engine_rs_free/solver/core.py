@@ -31,9 +31,9 @@ from .lines import _finish_line, _finish_line_native
 from .native import DEAL_BITS, NO_FOREIGN4, _nat_resolve_call, _search_native
 from .native_easy import _search_native_easy
 from .optional import (
+    ALL_RULES,
     FORCED_LINE,
     RULE_FORCED_FIRST,
-    SAFE_RULES,
     _fill_optional_deck,
     _opt_full_line,
     _search_optional,
@@ -293,17 +293,21 @@ def _optional_start(starts, rules, opt_flags, node_limit, table, epoch, work, de
     return cap, fbest, flen, fnodes, left, fbest >= cap or (node_limit > 0 and left < 1)
 
 
-@nb.njit(cache=True, inline="always", _nrt=False)
-def _optional_result(fbest, fline, flen, fnodes, best, blen, nodes, status, cap, work):
-    """Start n's result, from the optional search's (``best`` ... ``status``; ``best`` is -1 when it did
-    not run) and the forced search's: the better score and its line in ``work.best_line``, the nodes of
-    both. A forced score at the cap is the value (solved); below it, the optional search's score is never
-    lower unless a node limit stopped it (gave up)."""
-    if best >= fbest:
-        return best, blen, fnodes + nodes, status
-    for i in range(flen):
-        work.best_line[i] = fline[i]
-    return fbest, flen, fnodes + nodes, STATUS_SOLVED if fbest >= cap else STATUS_GAVE_UP
+@nb.njit(cache=True)
+def _optional_finish(fb, starts, rules, cap, fbest, fline, flen, fnodes, best, blen, nodes, status, work, out,
+                     line_buf, nl, n):
+    """Row and line n of SEARCH_OPTIONAL, from the optional search's result (``best`` ... ``status``;
+    ``best`` is -1 when it did not run, its line in ``work.best_line`` in the game's codes) and the forced
+    search's (``_optional_start``): the better score and its line, the nodes of both. A forced score at
+    the cap is the value (solved); below it, the optional search's score is never lower unless a node
+    limit stopped it (gave up). Returns (line buffer, nl) as ``_keep_line``."""
+    if best < fbest:
+        for i in range(flen):
+            work.best_line[i] = fline[i]
+        best, blen, status = fbest, flen, STATUS_SOLVED if fbest >= cap else STATUS_GAVE_UP
+    _record(out, n, best, fnodes + nodes, status)
+    blen = _finish_start(fb, starts.stocks[n], starts.nstocks[n], rules, blen, work, out, n)
+    return _keep_line(line_buf, nl, work.best_line, blen, out, n)
 
 
 @nb.njit(cache=True)
@@ -313,7 +317,7 @@ def _solve_optional_many(starts, rules, opt_flags, node_limit, table, first_epoc
     each start takes two epochs (the forced search, the optional one)."""
     fb = _finish_buffers()
     fline = np.zeros(work.best_line.shape[0], np.int32)
-    safe = opt_flags & SAFE_RULES
+    safe = opt_flags & ALL_RULES
     nl = 0
     out.line_off[0] = 0
     for n in range(starts.piles.shape[0]):
@@ -327,10 +331,8 @@ def _solve_optional_many(starts, rules, opt_flags, node_limit, table, first_epoc
                                                          safe, left, table, epoch + np.uint32(1), work)
             # the line without its safe discards: put them back (the generic finish counts it)
             blen = _opt_full_line(work.best_line, blen, ns, deck, od, safe, work.path)
-        best, blen, nodes, status = _optional_result(fbest, fline, flen, fnodes, best, blen, nodes, status, cap, work)
-        _record(out, n, best, nodes, status)
-        blen = _finish_start(fb, starts.stocks[n], ns, rules, blen, work, out, n)
-        line_buf, nl = _keep_line(line_buf, nl, work.best_line, blen, out, n)
+        line_buf, nl = _optional_finish(fb, starts, rules, cap, fbest, fline, flen, fnodes, best, blen, nodes,
+                                        status, work, out, line_buf, nl, n)
     return line_buf
 
 
@@ -339,24 +341,22 @@ def _solve_pending_many(starts, rules, opt_flags, node_limit, table, first_epoch
     """SEARCH_OPTIONAL with RULE_PENDING: the same, searched by pending.py."""
     fb = _finish_buffers()
     fline = np.zeros(work.best_line.shape[0], np.int32)
-    safe = opt_flags & SAFE_RULES
+    safe = opt_flags & ALL_RULES
     nl = 0
     out.line_off[0] = 0
     for n in range(starts.piles.shape[0]):
-        ns = starts.nstocks[n]
         epoch = np.uint32(first_epoch + 2 * n)
         cap, fbest, flen, fnodes, left, done = _optional_start(starts, rules, opt_flags, node_limit, table, epoch,
                                                                work, deck, od, fb[2], fb[3], fline, n)
         best, blen, nodes, status = -1, 0, 0, STATUS_SOLVED
         if not done:
+            ns = starts.nstocks[n]
             best, blen, nodes, status = _search_pending(ns, starts.scores[n], cap, deck, od, rules, safe, left,
                                                         table, epoch + np.uint32(1), work)
             # the line in the search's codes: the game's line (the generic finish counts it)
             blen = _pd_game_line(work.best_line, blen, ns, deck, od, safe, work.events, work.path)
-        best, blen, nodes, status = _optional_result(fbest, fline, flen, fnodes, best, blen, nodes, status, cap, work)
-        _record(out, n, best, nodes, status)
-        blen = _finish_start(fb, starts.stocks[n], ns, rules, blen, work, out, n)
-        line_buf, nl = _keep_line(line_buf, nl, work.best_line, blen, out, n)
+        line_buf, nl = _optional_finish(fb, starts, rules, cap, fbest, fline, flen, fnodes, best, blen, nodes,
+                                        status, work, out, line_buf, nl, n)
     return line_buf
 
 

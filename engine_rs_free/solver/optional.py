@@ -41,7 +41,7 @@ from .table import _tt_seen_or_add
 RULE_END = 1  # with the stock out every discard is safe
 RULE_NO_TARGET = 2  # a card with no weaker card of its suit in play is safe to discard
 RULE_STRICT_PILES = 4  # strict (with RULE_NO_TARGET): weaker cards dealt to the card's own pile are no targets
-ALL_RULES = RULE_END | RULE_NO_TARGET | RULE_STRICT_PILES
+ALL_RULES = RULE_END | RULE_NO_TARGET | RULE_STRICT_PILES  # the bits _opt_settle and _pd_settle read
 RULE_PENDING = 32  # search the discards as pending discards (pending.py; the rules above take pending cards off)
 # solve the deal with forced discards first: a forced line is a line under optional discards too,
 # so its score is a lower bound, and the value itself when it reaches the cap (48, or the last
@@ -51,7 +51,6 @@ RULE_FORCED_FIRST = 64
 # line out as a line of optional discards (the diamond argument in docs/solver.md: the forced
 # discards of a position end in the same position whatever their order)
 FORCED_LINE = 128
-SAFE_RULES = ALL_RULES  # the bits _opt_settle and _pd_settle read (core passes the searches only these)
 
 
 def rule_flags(rules) -> int:

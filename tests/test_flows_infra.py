@@ -64,6 +64,20 @@ def test_image_installs_every_package_of_the_project():
     assert re.search(r"pip install [^\n]*\s\.\s", text), "the image must pip install the package itself"
 
 
+def test_image_warms_the_numba_cache_it_runs_with(monkeypatch, tmp_path):
+    """The image compiles every kernel at build time, after installing the package, into the
+    cache folder its ENV names, the folder `acesup warm` itself writes to under that ENV."""
+    text = dockerfile()
+    m = re.search(r"^ENV NUMBA_CACHE_DIR=(\S+)", text, re.MULTILINE)
+    assert m, "the image must set NUMBA_CACHE_DIR to a folder the ray user can write"
+    install = text.index("RUN pip install")
+    assert re.search(r"^RUN acesup warm\s*$", text[install:], re.MULTILINE), "the image must run `acesup warm` after pip install"
+    from pipeline.warm import stamp_path
+
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "numba-cache"))
+    assert stamp_path(("standard", "solver"), engine="e").is_relative_to(tmp_path / "numba-cache")
+
+
 def test_same_image_on_every_node():
     version = pyproject()["project"]["version"]
     launcher = yaml.safe_load((INFRA / "ray-cluster.yaml").read_text())

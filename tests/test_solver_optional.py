@@ -35,6 +35,7 @@ from engine_rs_free.solver.optional import (
     ALL_RULES,
     RULE_END,
     RULE_FORCED_FIRST,
+    RULE_LOCK,
     RULE_NO_TARGET,
     RULE_PENDING,
     RULE_STRICT_PILES,
@@ -110,10 +111,12 @@ def test_rule_flags_follow_the_rule_set():
     always = RULE_LAST_DEAL_CAP | RULE_FORCED_FIRST
     # every rule set without a restriction searches its discards as pending discards (pending.py;
     # test_solver_pending holds it to the plain search, and the test below to the generic one)
-    assert rule_flags(rules_by_name("standard+optional")) == always | RULE_END | RULE_NO_TARGET | RULE_PENDING
-    assert rule_flags(rules_by_name("reverse+optional")) == always | RULE_END | RULE_NO_TARGET | RULE_PENDING
+    # (and prunes with the lock bound, which the pending search alone reads)
+    pending = RULE_PENDING | RULE_LOCK
+    assert rule_flags(rules_by_name("standard+optional")) == always | RULE_END | RULE_NO_TARGET | pending
+    assert rule_flags(rules_by_name("reverse+optional")) == always | RULE_END | RULE_NO_TARGET | pending
     assert ALL_RULES == RULE_END | RULE_NO_TARGET | RULE_STRICT_PILES
-    assert rule_flags(rules_by_name("strict+optional")) == always | ALL_RULES | RULE_PENDING
+    assert rule_flags(rules_by_name("strict+optional")) == always | ALL_RULES | pending
     # the proofs of the safe discards assume an empty pile or a lone card never matters: none of them
     # under a restriction; the cap and the forced search first hold under every restriction
     for r in ("standard+optional+sensible", "strict+optional+leftmost", "standard+optional+must_fill"):
@@ -138,10 +141,12 @@ def _check_against_generic(variant, count, seed, limit, min_solved):
     fast, fast_nodes, fast_status = _solve(decks[ok], variant, "auto", None)
     assert (fast_status == 0).all()
     assert np.array_equal(fast, slow[ok]), variant
-    # each rule alone, and none, in this search and in the pending one, with and without the cap and
-    # the forced search first: the same values (the search with no rule is the generic one's order)
+    # each rule alone, and none, in this search and in the pending one (with and without the lock
+    # bound), with and without the cap and the forced search first: the same values (the search with
+    # no rule is the generic one's order)
     flags = rule_flags(rules_by_name(variant)) & ALL_RULES
-    safe = {0, flags & RULE_END, flags & ~RULE_END, flags} | {r | RULE_PENDING for r in (0, flags)}
+    safe = {0, flags & RULE_END, flags & ~RULE_END, flags} | {r | RULE_PENDING for r in (0, flags)} \
+        | {r | RULE_PENDING | RULE_LOCK for r in (0, flags)}
     both = RULE_LAST_DEAL_CAP | RULE_FORCED_FIRST
     combos = {r | e for r in safe for e in (0, both)} | {r | e for r in (flags, flags | RULE_PENDING)
                                                          for e in (RULE_LAST_DEAL_CAP, RULE_FORCED_FIRST)}
@@ -272,3 +277,120 @@ def test_the_node_limit_covers_both_searches():
         gave_up = np.array(res.status) == "gave_up"
         assert gave_up.any()
         assert not (res.won & gave_up).any()
+
+
+def lock_bound(state: game.State, rules) -> int | None:
+    """The lock bound (docs/solver.md, "The lock bound"), restated over a game.State from the docs,
+    independently of pending.py: None when the lock is not proved, else 48 less the cards no line
+    can ever discard.
+
+    While no pile is empty nothing moves, so every card stays on its pile (a stock card goes to pile
+    i % 4). A card never leaves if it is of the top rank, or if every stronger card of its suit in
+    play is on its own pile or lies under a card that never leaves on another pile (or if it lies
+    under such a card itself); grown until nothing changes. The lock holds when every pile holds a
+    card that never leaves."""
+    strength = strength_table(rules)
+    if any(len(cards) == 0 for cards in state.piles):
+        return None
+    pile_of = {c: p for p, cards in enumerate(state.piles) for c in cards}
+    pile_of.update({c: i % 4 for i, c in enumerate(state.stock)})
+    stays: set[int] = set()  # cards below the top rank that never leave
+    while True:
+        covered, anchored = set(), 0
+        for cards in state.piles:
+            anchors = [i for i, c in enumerate(cards) if strength[c] == TOP_STRENGTH or c in stays]
+            if anchors:
+                anchored += 1
+                covered |= set(cards[:max(anchors)])
+        new = {c for c in pile_of if strength[c] != TOP_STRENGTH and c not in stays and (
+            c in covered or all(pile_of[b] == pile_of[c] or b in covered for b in pile_of
+                                if SUIT[b] == SUIT[c] and strength[b] > strength[c]))}
+        if not new:
+            return game.WIN_SCORE - len(stays) if anchored == 4 else None
+        stays |= new
+
+
+def _full_piles_position(rng, stock_left: int, rules) -> game.State:
+    """A small position with no pile empty: the cards of the top rank not in the stock and up to six
+    more, dealt at random to the four piles (each pile gets one first), ``stock_left`` in the stock."""
+    state = _small_position(rng, stock_left, rules)
+    cards = [c for cards in state.piles for c in cards]
+    cards = [cards[i] for i in rng.permutation(len(cards))]
+    piles = [[c] for c in cards[:4]]
+    for c in cards[4:]:
+        piles[int(rng.integers(4))].append(c)
+    return game.State(tuple(tuple(p) for p in piles), state.stock, state.discarded)
+
+
+def _check_lock_bound(variant, count, seed, slack=0) -> tuple[int, int]:
+    """No reachable position scores more than the lock bound (less ``slack``) wherever the lock is
+    proved (the brute force); returns (positions locked, positions whose value is the bound)."""
+    rules = rules_by_name(variant)
+    rng = np.random.default_rng(seed)
+    locked = reached = 0
+    for i in range(count):
+        stock_left = [0, 4, 8][i % 3]
+        state = random_position(seed, i, rules, stock_left) if i % 2 == 0 \
+            else _full_piles_position(rng, stock_left, rules)
+        bound = lock_bound(state, rules)
+        if bound is None:
+            continue
+        locked += 1
+        value = brute_value(state, rules)
+        assert value <= bound - slack, (variant, game.picture(state), bound, value)
+        reached += value == bound
+    return locked, reached
+
+
+@pytest.mark.parametrize("variant", OPTIONAL_VARIANTS)
+def test_the_lock_bound_bounds_every_line(variant):
+    locked, reached = _check_lock_bound(variant, 600, seed=47)
+    assert locked >= 150 and reached >= 20, (locked, reached)  # so a bound one lower would fail here
+
+
+def test_a_lock_bound_one_lower_is_caught():
+    with pytest.raises(AssertionError):
+        _check_lock_bound("standard+optional", 600, seed=47, slack=1)
+
+
+def _native_position(state: game.State, deck_cards) -> tuple[int, int, int]:
+    """``state`` (reached from the fresh deal ``deck_cards``) as the native search holds it: (mask, fw, sp).
+    Card j of the deal lies on pile j % 4 as its (j // 4)-th card: native bit 13 * (j % 4) + j // 4."""
+    bit_of = {int(c): 13 * (j % 4) + j // 4 for j, c in enumerate(deck_cards)}
+    mask, fw = 0, 0
+    for p, cards in enumerate(state.piles):
+        foreign = 255
+        for k, c in enumerate(cards):
+            if bit_of[c] // 13 == p:
+                mask |= 1 << bit_of[c]
+            else:
+                assert k == 0, "a card off its own pile lies at the bottom (it moved into an empty pile)"
+                foreign = c
+        fw |= foreign << (8 * p)
+    return mask, fw, 48 - len(state.stock)
+
+
+@pytest.mark.parametrize("variant", OPTIONAL_VARIANTS)
+def test_the_compiled_lock_bound_equals_its_restatement(variant):
+    """pending._pd_lock_bound on positions of random play (no pending card), against lock_bound."""
+    from engine_rs_free.solver.pending import _pd_lock_bound, top_rank_bits
+
+    rules = rules_by_name(variant)
+    srules = core.search_rules(rules)
+    ws = core._workspace(10)
+    piles0, h0 = np.zeros((4, 64), np.int8), np.zeros(4, np.int32)
+    locked = 0
+    for index in range(60):
+        deck_cards = deal_batch(59, index, 1)
+        deck, od = ws.native_deck(srules), core.empty_optional_deck()
+        core._fill_optional_start(piles0, h0, deck, od, core.deck_inputs(deck_cards), srules, 0)
+        topm = top_rank_bits(deck)
+        for stock_left in range(0, 48, 4):
+            state = random_position(59, index, rules, stock_left)
+            mask, fw, sp = _native_position(state, deck_cards[0])
+            expected = lock_bound(state, rules)
+            got = _pd_lock_bound(np.uint64(mask), np.uint32(fw), np.uint64(0), np.int64(sp), deck, od, topm,
+                                 np.int64(game.WIN_SCORE - 1))
+            assert got == (game.WIN_SCORE if expected is None else expected), (variant, index, stock_left)
+            locked += expected is not None
+    assert locked >= 100, locked

@@ -22,7 +22,7 @@ from engine_rs_free.deals import deal_batch
 from engine_rs_free.rules import rules_by_name
 from engine_rs_free.solver import core
 from engine_rs_free.solver.common import Table
-from engine_rs_free.solver.optional import ALL_RULES, RULE_PENDING, rule_flags
+from engine_rs_free.solver.optional import ALL_RULES, RULE_LOCK, RULE_PENDING, rule_flags
 from engine_rs_free.solver.table import BUCKET, _tt3_seen_or_add, _tt_seen_or_add
 
 VARIANTS = ["standard+optional", "strict+optional", "reverse+optional"]
@@ -41,13 +41,16 @@ def _plain_and_pending(variant, decks, limit):
     other's value must not be below. Returns how many deals both finished."""
     rules_only = rule_flags(rules_by_name(variant)) & ALL_RULES
     plain, _pn, plain_status, _ = _run(decks, variant, rules_only, limit)
-    pend, _n, pend_status, _ = _run(decks, variant, rules_only | RULE_PENDING, limit)
-    both = (plain_status == 0) & (pend_status == 0)
-    assert np.array_equal(pend[both], plain[both]), variant
-    only_plain = (plain_status == 0) & (pend_status != 0)
-    only_pend = (pend_status == 0) & (plain_status != 0)
-    assert (pend[only_plain] <= plain[only_plain]).all() and (plain[only_pend] <= pend[only_pend]).all()
-    return int(both.sum())
+    finished = []
+    for lock in (0, RULE_LOCK):  # the pending search with and without the lock bound's pruning
+        pend, _n, pend_status, _ = _run(decks, variant, rules_only | RULE_PENDING | lock, limit)
+        both = (plain_status == 0) & (pend_status == 0)
+        assert np.array_equal(pend[both], plain[both]), (variant, lock)
+        only_plain = (plain_status == 0) & (pend_status != 0)
+        only_pend = (pend_status == 0) & (plain_status != 0)
+        assert (pend[only_plain] <= plain[only_plain]).all() and (plain[only_pend] <= pend[only_pend]).all()
+        finished.append(int(both.sum()))
+    return min(finished)
 
 
 def test_pending_equals_plain_optional_on_strict_deals():
@@ -77,10 +80,11 @@ def test_pending_equals_plain_optional_on_standard_and_reverse_deals_full_count(
     assert _plain_and_pending(variant, decks, 3_000_000) >= 60
 
 
+@pytest.mark.parametrize("lock", [0, RULE_LOCK])
 @pytest.mark.parametrize("variant", VARIANTS)
-def test_pending_lines_are_legal_game_lines_to_the_score(variant):
+def test_pending_lines_are_legal_game_lines_to_the_score(variant, lock):
     decks = deal_batch(2026, 0, 24)
-    flags = rule_flags(rules_by_name(variant)) & ALL_RULES | RULE_PENDING
+    flags = rule_flags(rules_by_name(variant)) & ALL_RULES | RULE_PENDING | lock
     score, _n, _status, lines = _run(decks, variant, flags, 200_000, lines=True)  # (a line of a search stopped early replays too)
     kept = 0
     for n, deck in enumerate(decks):

@@ -115,6 +115,7 @@ class OptionalDeck(NamedTuple):
 
     weaker: np.ndarray  # uint64[52]        native bits of the weaker cards of its suit
     weaker_other: np.ndarray  # uint64[52]  the same, less those dealt to its own pile (strict: no targets)
+    stronger: np.ndarray  # uint64[52]      native bits of the stronger cards of its suit (the lock bound)
 
 
 class Starts(NamedTuple):

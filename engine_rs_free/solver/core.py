@@ -34,6 +34,7 @@ from .optional import (
     ALL_RULES,
     FORCED_LINE,
     RULE_FORCED_FIRST,
+    RULE_LOCK,
     _fill_optional_deck,
     _opt_full_line,
     _search_optional,
@@ -341,7 +342,7 @@ def _solve_pending_many(starts, rules, opt_flags, node_limit, table, first_epoch
     """SEARCH_OPTIONAL with RULE_PENDING: the same, searched by pending.py."""
     fb = _finish_buffers()
     fline = np.zeros(work.best_line.shape[0], np.int32)
-    safe = opt_flags & ALL_RULES
+    safe = opt_flags & (ALL_RULES | RULE_LOCK)
     nl = 0
     out.line_off[0] = 0
     for n in range(starts.piles.shape[0]):
@@ -445,7 +446,7 @@ def run(starts: Starts, resolve_start: bool, rules: Rules, node_limit, want_line
         line_buf = _solve_easy_many(starts, srules, flags, limit, ws.table, first_epoch, ws.work,
                                     ws.native_deck(srules), out, line_buf)
     elif mode == SEARCH_OPTIONAL:
-        od = OptionalDeck(np.zeros(N_CARDS, np.uint64), np.zeros(N_CARDS, np.uint64))
+        od = empty_optional_deck()
         solve = _solve_pending_many if flags & RULE_PENDING else _solve_optional_many
         line_buf = solve(starts, srules, flags, limit, ws.table, first_epoch, ws.work, ws.native_deck(srules), od,
                          out, line_buf)
@@ -456,6 +457,11 @@ def run(starts: Starts, resolve_start: bool, rules: Rules, node_limit, want_line
     if want_lines:
         lines = [line_text(line_buf[out.line_off[i]:out.line_off[i + 1]]) for i in range(n)]
     return out.score, out.nodes, out.status, out.moves, out.decisions, lines
+
+
+def empty_optional_deck() -> OptionalDeck:
+    """An OptionalDeck to fill per deal (``_fill_optional_deck``)."""
+    return OptionalDeck(np.zeros(N_CARDS, np.uint64), np.zeros(N_CARDS, np.uint64), np.zeros(N_CARDS, np.uint64))
 
 
 def deck_inputs(decks: np.ndarray, natives: bool = True) -> Starts:

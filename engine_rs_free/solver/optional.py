@@ -51,6 +51,9 @@ RULE_FORCED_FIRST = 64
 # line out as a line of optional discards (the diamond argument in docs/solver.md: the forced
 # discards of a position end in the same position whatever their order)
 FORCED_LINE = 128
+# prune a position of the pending search whose lock bound (pending._pd_lock_bound: no pile can ever
+# empty again, and so many cards can never be discarded) is no better than the best score found
+RULE_LOCK = 256
 
 
 def rule_flags(rules) -> int:
@@ -69,11 +72,11 @@ def rule_flags(rules) -> int:
         return always
     if rules.fill == FILL_ACE:
         # strict: the pending-discards search (pending.py), 9x fewer positions and about 2x faster
-        return always | ALL_RULES | RULE_PENDING
+        return always | ALL_RULES | RULE_PENDING | RULE_LOCK
     # standard and reverse: the pending search too, since the forced search first settles the deals
     # that are won (where this one was the faster) and with a table of 64 MiB (table.tt_bits_for),
     # it is 2-3x faster on the rest (docs/solver.md, "The pending search for standard and reverse")
-    return always | RULE_END | RULE_NO_TARGET | RULE_PENDING
+    return always | RULE_END | RULE_NO_TARGET | RULE_PENDING | RULE_LOCK
 
 
 @nb.njit(cache=True, inline="always", _nrt=False)
@@ -330,11 +333,15 @@ def _fill_optional_deck(deck, od, rules):
     for b in range(52):
         cb = np.int64(pcode[b])
         w = np.uint64(0)
+        st = np.uint64(0)
         for o in range(52):
             co = np.int64(pcode[o])
             if (co >> 4) == (cb >> 4) and co < cb:
                 w |= np.uint64(1) << np.uint64(o)
+            elif (co >> 4) == (cb >> 4) and co > cb:
+                st |= np.uint64(1) << np.uint64(o)
         od.weaker[b] = w
+        od.stronger[b] = st
         own = np.uint64(0x1FFF) << np.uint64(13 * (b // 13))
         od.weaker_other[b] = w & ~own if strict else w
 

@@ -55,6 +55,7 @@ from .common import (
 from .native import DEAL_BITS, NO_FOREIGN4, _nat_field, _nat_foreign
 from .optional import (  # noqa: F401
     RULE_END,
+    RULE_LOCK,
     RULE_NO_TARGET,
     RULE_PENDING,
     RULE_STRICT_PILES,
@@ -426,6 +427,99 @@ def _pd_on_lone_run(keys1, keys2, keys3, lone, k, n1, n2, n3):
 
 
 @nb.njit(cache=True, _nrt=False)
+def top_rank_bits(deck):
+    """The native bits of the cards of the top rank (never discarded)."""
+    topm = np.uint64(0)
+    for b in range(52):
+        if (np.int64(deck.pcode[b]) & 15) == TOP_STRENGTH:
+            topm |= _ONE << np.uint64(b)
+    return topm
+
+
+@nb.njit(cache=True, inline="always", _nrt=False)
+def _pd_lock_bound(mask, fw, pend, sp, deck, od, topm, best):
+    """The lock bound of a position (docs/solver.md, "The lock bound"): when no pile can ever empty
+    again, 48 less the real cards no line can ever discard; 48 when that is not proved, or when it
+    cannot come out at ``best`` or lower (fewer candidates than it needs: a shortcut only).
+
+    While no pile is empty nothing moves, so a card stays on its pile (a stock card goes to the pile
+    of its native field). A card *stays* (is never discarded) if it lies under a card that stays
+    or is of the top rank (an *anchor*) on its pile, or if every stronger card of its suit in play
+    is on its own pile or lies under an anchor of another pile; grown until the anchors stop
+    covering more. The lock holds when every pile has a real anchor on the table. Pending cards may
+    be absent in the game (so never anchors and never counted) or present (so possible beaters).
+    """
+    dealt = (_ONE << np.uint64((sp >> 2) + 1)) - _ONE
+    stock = ~(dealt * DEAL_BITS) & MASK52
+    real = mask & ~(pend & MASK52)
+    field = np.uint64(0x1FFF)
+    fh0 = np.uint64(0)  # the native bit of pile p's foreign bottom (0: none)
+    fh1 = np.uint64(0)
+    fh2 = np.uint64(0)
+    fh3 = np.uint64(0)
+    freal = np.uint64(0)  # those of the real foreign bottoms
+    for p in range(4):
+        fb = _nat_foreign(fw, p)
+        h = np.uint64(0)
+        if fb != 255:
+            h = _ONE << np.uint64(deck.pbit[fb])
+            if ((pend >> np.uint64(FOREIGN_PEND + p)) & _ONE) == 0:
+                freal |= h
+        if (real & (field << np.uint64(13 * p))) == 0 and (h & freal) == 0:
+            return 48  # no real card on pile p: it is empty in the game, or may be
+        if p == 0:
+            fh0 = h
+        elif p == 1:
+            fh1 = h
+        elif p == 2:
+            fh2 = h
+        else:
+            fh3 = h
+    cand = (real | stock | freal) & ~topm  # the cards that may be counted
+    if _popcount(cand) < 48 - best:
+        return 48
+    live = mask | stock | fh0 | fh1 | fh2 | fh3
+    ps0 = (field & (mask | stock)) | fh0  # the cards of each pile, on the table or bound for it
+    ps1 = ((field << np.uint64(13)) & (mask | stock)) | fh1
+    ps2 = ((field << np.uint64(26)) & (mask | stock)) | fh2
+    ps3 = ((field << np.uint64(39)) & (mask | stock)) | fh3
+    stays = np.uint64(0)
+    last_covered = ~np.uint64(0)
+    while True:
+        anchors = topm | stays
+        covered = np.uint64(0)
+        anchored = 0
+        for p in range(4):
+            fh = fh0 if p == 0 else (fh1 if p == 1 else (fh2 if p == 2 else fh3))
+            a = _nat_field(real & anchors, p)
+            if a != 0:
+                below = np.uint64(_nat_field(mask, p) & ((np.int64(1) << _high_bit(a)) - 1))
+                covered |= (below << np.uint64(13 * p)) | fh
+                anchored += 1
+            elif (fh & freal & anchors) != 0:
+                anchored += 1
+        if covered == last_covered:
+            # (whether a card stays reads the covered cards only: no more will)
+            return 48 - _popcount(stays) if anchored == 4 else 48
+        last_covered = covered
+        rest = cand & ~stays
+        while rest != 0:
+            b = _high_bit(rest)
+            bit = _ONE << np.uint64(b)
+            rest &= ~bit
+            if (bit & covered) != 0:
+                stays |= bit
+                continue
+            if (bit & (mask | stock)) != 0:
+                q = b // 13
+            else:
+                q = 0 if bit == fh0 else (1 if bit == fh1 else (2 if bit == fh2 else 3))
+            own = ps0 if q == 0 else (ps1 if q == 1 else (ps2 if q == 2 else ps3))
+            if (od.stronger[b] & live & ~own & ~covered) == 0:
+                stays |= bit
+
+
+@nb.njit(cache=True, _nrt=False)
 def _search_pending(nstock, start_score, cap, deck, od, rules, flags, node_limit, table, epoch, work):
     """The search over pending discards from a fresh deal (no discard made yet).
 
@@ -442,6 +536,8 @@ def _search_pending(nstock, start_score, cap, deck, od, rules, flags, node_limit
     mask, fw, pend, gained, _ne = _pd_settle_call(DEAL_BITS, NO_FOREIGN4, np.uint64(0), 0, nstock, deck, od,
                                                   flags, no_ev, 0, True)
     start_score += gained
+    topm = top_rank_bits(deck)
+    use_lock = (flags & RULE_LOCK) != 0
     best = start_score
     best_len = 0
     nodes = 1
@@ -497,6 +593,10 @@ def _search_pending(nstock, start_score, cap, deck, od, rules, flags, node_limit
                 best_line[i] = path[i]
             if best >= cap:
                 break
+        # the lock bound, at the positions a deal reaches only (it changes most with a deal, and a
+        # bound at every position cost more than it pruned: docs/solver.md, "The lock bound")
+        if use_lock and (a & 3) == KIND_DEAL and _pd_lock_bound(mask, fw, pend, sp, deck, od, topm, best) <= best:
+            continue  # no line from here scores more than the best found
         k += 1
         keys1[k] = n1
         keys2[k] = fw

@@ -232,7 +232,8 @@ DEFAULT_SPEC = {
     # night, so the default keeps a check sample); with optional discards
     # (Dec 4, the forced search first and the pending search: docs/solver.md) standard+optional
     # ~0.6, heavy-tailed (deal 39 alone 29 s), so it gets the first 20 deals (about 17 s), and so
-    # does reverse+optional (its first 20 deals about 6 core-seconds);
+    # does reverse+optional (its first 20 deals about 6 core-seconds, but deals 0..199 took 573
+    # core-seconds before the lock bound, deal 92 alone about 2 minutes: not cheap at all);
     # strict+optional, searched as pending discards, ~57 (its first 2,000 deals: 35 core-seconds,
     # 69,000 positions a deal, the largest 5.5e6 where the plain search needed 7e8 for one of
     # deals 900..999), so it gets 2,000. The honest players take every discard at once, so their optional rows

@@ -1,4 +1,4 @@
-"""The two rules of the generic search for ``easy`` (docs/solver.md, "Easy") against their twins.
+"""The rules of the searches for ``easy`` (docs/solver.md, "Easy", "Inert cards") against their twins.
 
 Neither check calls the rules' code to get its expected value:
 
@@ -6,8 +6,11 @@ Neither check calls the rules' code to get its expected value:
   test_solver (``brute_value``: every position reachable through ``game.apply``). The endgame
   rule: with the stock out, moving a buried card that a top beats into the empty pile keeps the
   value, so it may be the only move searched. The cap: when the last four stock cards are of
-  four suits, no line scores more than 48 minus those of them below the top rank.
-  ``test_a_false_endgame_rule_is_caught`` shows the comparison can fail;
+  four suits, no line scores more than 48 minus those of them below the top rank. The inert
+  rule of the native search (``RULE_EASY_INERT``): with the stock not out, moving a buried card
+  that a top beats into the empty pile keeps the value when it and every card under it are the
+  weakest cards of their suits in play. ``test_a_false_endgame_rule_is_caught`` and
+  ``test_the_inert_rule_needs_its_condition`` show the comparison can fail;
 - the search on full deals is held, deck for deck, to the same search with the rules off
   (``opt_flags=0``), which branches on every move and is itself held to the brute force on
   short positions in test_solver. Full easy deals are far too many positions for the Python
@@ -26,12 +29,13 @@ from hypothesis import strategies as st
 from test_solver import brute_value, random_position
 
 from engine_rs_free import game
+from engine_rs_free.actions import pack_move
 from engine_rs_free.cards import SUIT
 from engine_rs_free.deals import deal_batch
 from engine_rs_free.rules import TOP_STRENGTH, rules_by_name, strength_table
 from engine_rs_free.solver import core, solve_batch, solve_position
 from engine_rs_free.solver.common import STATUS_SOLVED
-from engine_rs_free.solver.generic import EASY_RULES, easy_rule_flags
+from engine_rs_free.solver.generic import EASY_RULES, RULE_EASY_INERT, easy_rule_flags
 
 EASY_VARIANTS = ["easy", "easy+sensible+leftmost+must_fill"]
 
@@ -120,6 +124,105 @@ def test_a_false_endgame_rule_is_caught():
     assert worse >= 5, "moving an unbeaten buried card should lose value somewhere"
 
 
+def inert_buried(state: game.State, rules) -> list[tuple[int, int]]:
+    """RULE_EASY_INERT restated: with a pile empty and the stock not out, (pile, depth) of every buried
+    card that some top beats and that lies, with every card under it on its pile, among the *inert*
+    cards (no weaker card of its suit in play, on the table or in the stock: it can never beat
+    anything)."""
+    if all(state.piles) or not state.stock:
+        return []
+    strength = strength_table(rules)
+    in_play = [c for pile in state.piles for c in pile] + list(state.stock)
+
+    def inert(c):
+        return not any(SUIT[w] == SUIT[c] and strength[w] < strength[c] for w in in_play)
+
+    beaten = set(beaten_buried(state, rules))
+    out = []
+    for src, pile in enumerate(state.piles):
+        for depth in range(1, len(pile)):
+            # pile[: len(pile) - depth]: the card at that depth and every card under it
+            if (src, depth) in beaten and all(inert(c) for c in pile[: len(pile) - depth]):
+                out.append((src, depth))
+    return out
+
+
+def _check_inert_rule(count: int, seed: int, stock_left: int, max_table: int = 16) -> int:
+    """Every move the inert rule allows, on positions of random play with ``stock_left`` cards to deal
+    and at most ``max_table`` cards on the table (the brute force of a position with an empty pile
+    grows steeply with them), keeps the brute-force value. Returns how many were checked."""
+    rules = rules_by_name("easy")
+    applied = 0
+    for i in range(count):
+        state = random_position(seed, i, rules, stock_left)
+        moves = inert_buried(state, rules)
+        if not moves or sum(map(len, state.piles)) > max_table:
+            continue
+        value = brute_value(state, rules)
+        empty = next(p for p in range(4) if not state.piles[p])
+        for src, depth in moves:
+            child = game.apply(state, game.Action("m", src, empty, depth), rules)
+            assert child.score == state.score + 1, "the moved card is discarded at once"
+            assert brute_value(child, rules) == value, (game.picture(state), src, depth)
+            applied += 1
+    return applied
+
+
+def test_the_inert_rule_keeps_the_value():
+    applied = _check_inert_rule(600, seed=71, stock_left=4) + _check_inert_rule(300, seed=72, stock_left=8)
+    assert applied >= 35, f"only {applied} applications of the rule were checked"
+
+
+@pytest.mark.slow
+def test_the_inert_rule_keeps_the_value_full_count():
+    applied = _check_inert_rule(3000, seed=74, stock_left=4) + _check_inert_rule(2000, seed=75, stock_left=8)
+    assert applied >= 150, f"only {applied} applications of the rule were checked"
+
+
+def test_the_inert_rule_needs_its_condition():
+    """The endgame rule does not hold with cards left to deal: here (found by brute force) moving the
+    QC, which the KC beats, into the empty pile loses 2 points. The QC can still beat weaker clubs,
+    so the inert rule does not move it."""
+    rules = rules_by_name("easy")
+    state = random_position(51, 2464, rules, 8)
+    assert not state.piles[0] and game.picture(state).count("QC") == 1
+    assert (2, 1) in beaten_buried(state, rules) and (2, 1) not in inert_buried(state, rules)
+    child = game.apply(state, game.Action("m", 2, 0, 1), rules)
+    assert brute_value(child, rules) == brute_value(state, rules) - 2
+
+
+def test_the_compiled_inert_rule_equals_its_restatement():
+    """native_easy._ne_inert_buried_move on positions of random play, against inert_buried: the first
+    move it allows (pile 0 first, the shallowest card first), or none."""
+    from test_solver_optional import _native_position
+
+    from engine_rs_free.solver.native_easy import _ne_inert_buried_move
+
+    rules = rules_by_name("easy")
+    srules = core.search_rules(rules)
+    ws = core._workspace(10)
+    found = 0
+    for index in range(80):
+        deck_cards = deal_batch(79, index, 1)
+        starts = core.deck_inputs(deck_cards)
+        deck = ws.native_deck(srules)
+        core._fill_native_deck(deck, starts.piles, starts.stocks, 0)
+        for stock_left in range(4, 48, 4):
+            state = random_position(79, index, rules, stock_left)
+            mask, fw, sp = _native_position(state, deck_cards[0])
+            cmask = sum(1 << int(c) for pile in state.piles for c in pile)
+            got = _ne_inert_buried_move(np.uint64(mask), np.uint32(fw), np.uint64(cmask), np.int64(sp), deck)
+            moves = inert_buried(state, rules)
+            if not moves:
+                assert got == -1, (index, stock_left, game.picture(state))
+                continue
+            src, depth = moves[0]
+            empty = next(p for p in range(4) if not state.piles[p])
+            assert got == pack_move(src, empty, depth), (index, stock_left, game.picture(state))
+            found += 1
+    assert found >= 30, found
+
+
 def check_last_deal_cap(states, rules, also=None) -> tuple[int, int]:
     """Hold ``last_deal_cap`` to the brute force on the positions of ``states`` it caps (below 48): no
     reachable position scores more. ``also(state, value)`` checks more on each. Returns (positions
@@ -154,7 +257,10 @@ def test_the_last_deal_cap_bounds_every_line(variant):
 
 @pytest.mark.parametrize("variant", EASY_VARIANTS)
 def test_the_rules_are_on_for_easy_with_forced_discards_only(variant):
-    assert easy_rule_flags(rules_by_name(variant)) == EASY_RULES
+    # the inert rule only without a solver restriction (its proof needs none)
+    assert easy_rule_flags(rules_by_name(variant)) == EASY_RULES | (RULE_EASY_INERT if variant == "easy" else 0)
+    for restricted in ("easy+sensible", "easy+leftmost", "easy+must_fill"):
+        assert easy_rule_flags(rules_by_name(restricted)) == EASY_RULES
     for other in ("standard", "strict", "reverse", "easy+optional", "standard+optional"):
         assert easy_rule_flags(rules_by_name(other)) == 0
 

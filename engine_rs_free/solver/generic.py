@@ -29,12 +29,20 @@ RULE_EASY_END = 8  # stock out: a buried card a top beats is moved (and so disca
 # restriction, either discard rule; optional.py and pending.py use it too)
 RULE_LAST_DEAL_CAP = 16
 EASY_RULES = RULE_EASY_END | RULE_LAST_DEAL_CAP
+# stock left, no solver restriction: a buried card a top beats goes at once, alone, when it and
+# every card under it are the weakest cards of their suits in play (docs/solver.md, "Inert cards";
+# only native_easy.py reads it: the generic search, its twin, does not)
+RULE_EASY_INERT = 512
 
 
 def easy_rule_flags(rules) -> int:
-    """The rules the generic search applies to a rule set (``rules.Rules``): EASY_RULES for ``easy``
-    with forced discards (with or without solver restrictions: the proofs hold under them), else 0."""
-    return EASY_RULES if rules.fill == FILL_ANY and not rules.optional_discards else 0
+    """The easy rules of a rule set (``rules.Rules``): EASY_RULES for ``easy`` with forced discards
+    (with or without solver restrictions: their proofs hold under them), and RULE_EASY_INERT as well
+    when there is no restriction (its proof needs none); else 0."""
+    if rules.fill != FILL_ANY or rules.optional_discards:
+        return 0
+    restricted = rules.sensible or rules.leftmost or rules.must_fill
+    return EASY_RULES if restricted else EASY_RULES | RULE_EASY_INERT
 
 
 @nb.njit(cache=True, inline="always", _nrt=False)

@@ -14,14 +14,17 @@ and depth, the deal, lone moves; with the stock out only the former, into the
 first empty pile), the same two rules (``generic.RULE_EASY_END``,
 ``RULE_LAST_DEAL_CAP``; docs/solver.md, "Easy") and the same table keys (the mask of
 the cards on the table by card id, which each frame keeps beside its native
-mask, and the foreign bottoms). It differs in which positions it looks up: a
-position with no empty pile never (the generic search: at every other stock
+mask, and the foreign bottoms). It differs in two ways. Without a
+solver restriction it has a third rule, ``generic.RULE_EASY_INERT`` (docs/solver.md,
+"Inert cards"), which the generic search lacks. And it differs in which positions it
+looks up: a position with no empty pile never (the generic search: at every other stock
 position). Its only action is a deal, so meeting it again costs the chain of
 deals down to the next position with an empty pile (which is looked up) or the
 end, at most 12 deals, where a probe of easy's 256 MiB table is a cache miss;
 measured in docs/solver.md ("Easy on native piles"). The visited set only
-saves work, so the value is the same; the node counts are not. The generic
-search is its twin (``tests/test_solver_easy.py``: scores deck for deck).
+saves work and the rules keep the value, so the value is the same; the node
+counts are not. The generic search is its twin (``tests/test_solver_easy.py``:
+scores deck for deck).
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ import numpy as np
 from ..actions import KIND_DEAL, KIND_MOVE
 from .common import MASK52, MAX_DEPTH, STATUS_GAVE_UP, STATUS_SOLVED, _high_bit, _on_lone_run, _popcount, _set4, \
     _sort4, _get4
-from .generic import RULE_EASY_END
+from .generic import RULE_EASY_END, RULE_EASY_INERT
 from .native import DEAL_BITS, NO_FOREIGN4, _nat_field, _nat_foreign, _nat_resolve
 from .table import _tt_seen_or_add
 
@@ -199,9 +202,8 @@ def _ne_key(mask, fw, cmask, sp, nstock, deck):
 
 
 @nb.njit(cache=True, inline="always", _nrt=False)
-def _ne_beaten_buried_move(mask, fw, cmask, deck):
-    """``position._beaten_buried_move`` of a native position: the move of the first buried card a
-    top beats (pile 0 first, the shallowest first) into the first empty pile, or -1."""
+def _ne_empty_and_beaten(mask, fw, cmask, deck):
+    """(the first empty pile or -1, the cards on the table that some top beats, by card id)."""
     first_empty = -1
     beaten = np.uint64(0)
     for p in range(4):
@@ -212,12 +214,56 @@ def _ne_beaten_buried_move(mask, fw, cmask, deck):
         else:
             tu = np.uint64(t)
             beaten |= (ONE << tu) - (ONE << (np.uint64(13) * (tu // np.uint64(13))))
-    beaten &= cmask
+    return first_empty, beaten & cmask
+
+
+@nb.njit(cache=True, inline="always", _nrt=False)
+def _ne_beaten_buried_move(mask, fw, cmask, deck):
+    """``position._beaten_buried_move`` of a native position: the move of the first buried card a
+    top beats (pile 0 first, the shallowest first) into the first empty pile, or -1."""
+    first_empty, beaten = _ne_empty_and_beaten(mask, fw, cmask, deck)
     if first_empty < 0 or beaten == 0:
         return -1
     for src in range(4):
         hs = _ne_height(mask, fw, src)
         for depth in range(1, hs):
+            c, _bit = _ne_card_at(mask, fw, src, depth, deck)
+            if (beaten >> np.uint64(c)) & ONE:
+                return KIND_MOVE + 4 * src + 16 * first_empty + 64 * depth
+    return -1
+
+
+@nb.njit(cache=True, inline="always", _nrt=False)
+def _ne_inert_buried_move(mask, fw, cmask, sp, deck):
+    """The move of RULE_EASY_INERT (docs/solver.md, "Inert cards"), or -1: with a pile empty, the
+    first buried card X (pile 0 first, the shallowest first) that a top beats and that lies, with
+    every card under it on its pile, among the *inert* cards: the weakest card of each suit in
+    play (on the table or still to be dealt), which can never beat anything. The move goes into
+    the first empty pile, where X is discarded at once."""
+    first_empty, beaten = _ne_empty_and_beaten(mask, fw, cmask, deck)
+    if first_empty < 0 or beaten == 0:
+        return -1
+    in_play = cmask
+    for i in range((sp >> 2) + 1, 13):
+        for p in range(4):
+            in_play |= ONE << np.uint64(deck.pcard[13 * p + i])
+    # card ids rank within their suit, so the weakest card of a suit in play is its lowest bit
+    inert = np.uint64(0)
+    for s in range(4):
+        f = (in_play >> np.uint64(13 * s)) & np.uint64(0x1FFF)
+        inert |= (f & (~f + ONE)) << np.uint64(13 * s)
+    if (beaten & inert) == 0:
+        return -1
+    for src in range(4):
+        hs = _ne_height(mask, fw, src)
+        # lo: the smallest depth from which every card down to the bottom is inert
+        lo = hs
+        while lo > 1:
+            c, _bit = _ne_card_at(mask, fw, src, lo - 1, deck)
+            if ((inert >> np.uint64(c)) & ONE) == 0:
+                break
+            lo -= 1
+        for depth in range(lo, hs):
             c, _bit = _ne_card_at(mask, fw, src, depth, deck)
             if (beaten >> np.uint64(c)) & ONE:
                 return KIND_MOVE + 4 * src + 16 * first_empty + 64 * depth
@@ -241,7 +287,7 @@ def _search_native_easy(nstock, start_mask, start_cmask, start_score, cap, deck,
         table, epoch:  the transposition table and this search's epoch in it
         work:          Work buffers: frame k's position is ``keys1[k]`` (mask | sp << 52), ``keys2[k]``
                        (foreign bottoms) and ``keys3[k]`` (its cards by id), ``scores[k]`` its score
-        flags:         the RULE_* bits on (generic.easy_rule_flags; only RULE_EASY_END is read here)
+        flags:         the RULE_* bits on (generic.easy_rule_flags; RULE_EASY_END and RULE_EASY_INERT are read here)
 
     Returns (best score, best line length, nodes, status), the line in ``work.best_line``
     (action codes, for the generic line finish).
@@ -250,6 +296,7 @@ def _search_native_easy(nstock, start_mask, start_cmask, start_score, cap, deck,
         work.lone, work.keys1, work.keys2, work.keys3, work.scores
     best_line = work.best_line
     easy_end = (flags & RULE_EASY_END) != 0
+    easy_inert = (flags & RULE_EASY_INERT) != 0
     best = start_score
     best_len = 0
     nodes = 1
@@ -336,6 +383,10 @@ def _search_native_easy(nstock, start_mask, start_cmask, start_score, cap, deck,
             if easy_end and sp == nstock:
                 # stock out: a buried card a top beats goes (and is discarded) at once, the only child
                 m = _ne_beaten_buried_move(mask, fw, cmask, deck)
+            elif easy_inert and sp < nstock:
+                # stock left: such a card goes at once, the only child, if it and the cards under
+                # it are inert (docs/solver.md, "Inert cards")
+                m = _ne_inert_buried_move(mask, fw, cmask, sp, deck)
             if m >= 0:
                 acts[k, 0] = m
                 nacts[k] = 1

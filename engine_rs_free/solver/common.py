@@ -85,6 +85,7 @@ class NativeDeck(NamedTuple):
     deal_nd: np.ndarray  # int64[13]   how many
     high_bit: np.ndarray  # int8[8192]  highest set bit of a pile's 13-bit field
     code: np.ndarray  # int8[52]       card code of each card id (SearchRules.code)
+    undealt: np.ndarray  # uint64[13]  after deal i (0: the first four cards), the cards still to deal, by card id
 
 
 class NativeTops(NamedTuple):
@@ -135,7 +136,8 @@ def _dummy_rules() -> SearchRules:
 
 def _dummy_deck() -> NativeDeck:
     return NativeDeck(np.zeros(52, np.int8), np.zeros(52, np.int8), np.zeros(52, np.int8), np.zeros(13, np.uint64),
-                      np.zeros(13, np.int64), np.zeros(1 << 13, np.int8), np.zeros(52, np.int8))
+                      np.zeros(13, np.int64), np.zeros(1 << 13, np.int8), np.zeros(52, np.int8),
+                      np.zeros(13, np.uint64))
 
 
 def tops_of(deck):

@@ -89,7 +89,8 @@ class _Workspace:
     def native_deck(self, rules: SearchRules) -> NativeDeck:
         """Tables for the native search, filled per deck by the ``_solve_*_many`` loops."""
         return NativeDeck(np.zeros(N_CARDS, np.int8), np.zeros(N_CARDS, np.int8), np.zeros(N_CARDS, np.int8),
-                          np.zeros(13, np.uint64), np.zeros(13, np.int64), self.high_bit, rules.code)
+                          np.zeros(13, np.uint64), np.zeros(13, np.int64), self.high_bit, rules.code,
+                          np.zeros(13, np.uint64))
 
 
 _WORKSPACES: dict[int, _Workspace] = {}
@@ -149,6 +150,11 @@ def _fill_native_deck(deck, init_piles, stocks, n):
         clear |= np.uint64(_beaten_flat(t3, t0, t1, t2)) << np.uint64(39 + i)
         deck.deal_clear[i] = clear
         deck.deal_nd[i] = _popcount(clear)
+    undealt = np.uint64(0)
+    for i in range(12, -1, -1):
+        deck.undealt[i] = undealt
+        for p in range(4):
+            undealt |= np.uint64(1) << np.uint64(pcard[13 * p + i])
 
 
 SEARCH_GENERIC = 0  # generic._search: any start position, any rules

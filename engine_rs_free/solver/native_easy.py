@@ -243,10 +243,7 @@ def _ne_inert_buried_move(mask, fw, cmask, sp, deck):
     first_empty, beaten = _ne_empty_and_beaten(mask, fw, cmask, deck)
     if first_empty < 0 or beaten == 0:
         return -1
-    in_play = cmask
-    for i in range((sp >> 2) + 1, 13):
-        for p in range(4):
-            in_play |= ONE << np.uint64(deck.pcard[13 * p + i])
+    in_play = cmask | deck.undealt[sp >> 2]
     # card ids rank within their suit, so the weakest card of a suit in play is its lowest bit
     inert = np.uint64(0)
     for s in range(4):
@@ -254,19 +251,32 @@ def _ne_inert_buried_move(mask, fw, cmask, sp, deck):
         inert |= (f & (~f + ONE)) << np.uint64(13 * s)
     if (beaten & inert) == 0:
         return -1
+    pcard = deck.pcard
     for src in range(4):
-        hs = _ne_height(mask, fw, src)
-        # lo: the smallest depth from which every card down to the bottom is inert
-        lo = hs
-        while lo > 1:
-            c, _bit = _ne_card_at(mask, fw, src, lo - 1, deck)
+        f = _nat_field(mask, src)
+        fb = _nat_foreign(fw, src)
+        hs = _popcount(np.uint64(f)) + (1 if fb != 255 else 0)
+        # walk up from the bottom (depth hs - 1) to depth 1 while the cards are inert; the
+        # shallowest of them a top beats is the move
+        found = -1
+        depth = hs - 1
+        if fb != 255 and depth >= 1:
+            if ((inert >> np.uint64(fb)) & ONE) == 0:
+                continue
+            if (beaten >> np.uint64(fb)) & ONE:
+                found = depth
+            depth -= 1
+        while depth >= 1:
+            low = f & -f
+            c = pcard[13 * src + _high_bit(low)]
             if ((inert >> np.uint64(c)) & ONE) == 0:
                 break
-            lo -= 1
-        for depth in range(lo, hs):
-            c, _bit = _ne_card_at(mask, fw, src, depth, deck)
             if (beaten >> np.uint64(c)) & ONE:
-                return KIND_MOVE + 4 * src + 16 * first_empty + 64 * depth
+                found = depth
+            f ^= low
+            depth -= 1
+        if found >= 0:
+            return KIND_MOVE + 4 * src + 16 * first_empty + 64 * found
     return -1
 
 

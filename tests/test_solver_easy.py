@@ -33,7 +33,7 @@ from engine_rs_free.actions import pack_move
 from engine_rs_free.cards import SUIT
 from engine_rs_free.deals import deal_batch
 from engine_rs_free.rules import TOP_STRENGTH, rules_by_name, strength_table
-from engine_rs_free.solver import core, solve_batch, solve_position
+from engine_rs_free.solver import core, solve_batch, solve_deck, solve_position
 from engine_rs_free.solver.common import STATUS_SOLVED
 from engine_rs_free.solver.generic import EASY_RULES, RULE_EASY_INERT, easy_rule_flags
 
@@ -189,6 +189,22 @@ def test_the_inert_rule_needs_its_condition():
     assert (2, 1) in beaten_buried(state, rules) and (2, 1) not in inert_buried(state, rules)
     child = game.apply(state, game.Action("m", 2, 0, 1), rules)
     assert brute_value(child, rules) == brute_value(state, rules) - 2
+
+
+def test_the_inert_rule_needs_its_condition_on_the_cards_under_the_card():
+    """Nor is X inert alone enough, whatever lies under it: on deal 10374 of seed 2026 (value 47), the
+    best line reaches this position, where the 5H is inert (no weaker heart is in play), buried and
+    beaten by the QH, but the AD under it is not inert. Moving the 5H into the empty pile loses a
+    point. Found by solving deals 0..19999 with that weaker rule: this deal alone scored lower."""
+    rules = rules_by_name("easy")
+    state = game.parse_position("- | AD 5H AC 3S | AH TC | AS QD QH", "5S JD TS 8C 9H 6D 4S 9S 8H 3C 6H 8S")
+    deck = deal_batch(2026, 10374, 1)[0]
+    best = solve_deck(deck, rules)
+    assert best.max_score == 47 and state in game.replay_states(deck, best.line, rules)
+    assert (1, 2) in beaten_buried(state, rules) and (1, 2) not in inert_buried(state, rules)
+    child = game.apply(state, game.Action("m", 1, 0, 2), rules)
+    assert child.score == state.score + 1, "the 5H is discarded at once"
+    assert brute_value(child, rules) == brute_value(state, rules) - 1
 
 
 def test_the_compiled_inert_rule_equals_its_restatement():

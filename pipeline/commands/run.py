@@ -9,7 +9,7 @@ Play and solve deals START .. START+DEALS-1 of SEED for every variant x policy,
 one row per deal x variant x policy, in Parquet under DATA/results/, with a
 manifest per run under DATA/runs/<run id>/. With no arguments it runs the
 embedded default (all four variants; nomove, greedy, human; the solver and
-the restricted solver on fewer deals; a small pimc sample) in under 10 minutes
+the restricted solver on fewer deals; a small pimc sample) in about 10 minutes
 on 2 cores. A spec file (TOML, see pipeline/spec.py) sets every field; flags
 override it. Re-running skips what the data folder already holds, so a killed
 run resumes and a larger --deals computes only the new deals.

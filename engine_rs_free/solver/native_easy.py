@@ -255,7 +255,7 @@ def _ne_inert_buried_move(mask, fw, cmask, sp, deck):
     for src in range(4):
         f = _nat_field(mask, src)
         fb = _nat_foreign(fw, src)
-        hs = _popcount(np.uint64(f)) + (1 if fb != 255 else 0)
+        hs = _ne_height(mask, fw, src)
         # walk up from the bottom (depth hs - 1) to depth 1 while the cards are inert; the
         # shallowest of them a top beats is the move
         found = -1

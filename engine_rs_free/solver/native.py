@@ -76,28 +76,51 @@ def _nat_count(mask, fw, p):
 
 
 @nb.njit(cache=True, inline="always", _nrt=False)
+def _nat_pop(mask, fw, p):
+    """Take the top card off pile p (not empty): its highest own card, else its foreign bottom."""
+    f = _nat_field(mask, p)
+    if f != 0:
+        return mask & ~(np.uint64(1) << np.uint64(13 * p + _high_bit(f))), fw
+    return mask, fw | (np.uint32(255) << np.uint32(8 * p))
+
+
+@nb.njit(cache=True, inline="always", _nrt=False)
 def _nat_resolve(mask, fw, deck):
-    """Make every forced discard (as ``_resolve``); returns (mask, fw, discards, no pile is empty)."""
+    """Make every forced discard (as ``_resolve``); returns (mask, fw, discards, no pile is empty).
+
+    The four tops are read once; a round of discards reads again only the tops of the piles it took
+    a card from (the others are unchanged): standard, strict and reverse 7-10 % faster than reading
+    all four every round, easy 4-8 % (docs/solver.md, "No reference counting, few calls").
+    """
     nd = 0
+    t0 = _nat_top(mask, fw, 0, deck)
+    t1 = _nat_top(mask, fw, 1, deck)
+    t2 = _nat_top(mask, fw, 2, deck)
+    t3 = _nat_top(mask, fw, 3, deck)
     while True:
-        t0 = _nat_top(mask, fw, 0, deck)
-        t1 = _nat_top(mask, fw, 1, deck)
-        t2 = _nat_top(mask, fw, 2, deck)
-        t3 = _nat_top(mask, fw, 3, deck)
         d0 = _beaten(t0, t1, t2, t3)
         d1 = _beaten(t1, t0, t2, t3)
         d2 = _beaten(t2, t0, t1, t3)
         d3 = _beaten(t3, t0, t1, t2)
         if not (d0 or d1 or d2 or d3):
             return mask, fw, nd, t0 >= 0 and t1 >= 0 and t2 >= 0 and t3 >= 0
-        for p in range(4):
-            if (p == 0 and d0) or (p == 1 and d1) or (p == 2 and d2) or (p == 3 and d3):
-                f = _nat_field(mask, p)
-                if f != 0:
-                    mask &= ~(np.uint64(1) << np.uint64(13 * p + _high_bit(f)))
-                else:
-                    fw |= np.uint32(255) << np.uint32(8 * p)
-                nd += 1
+        # every beaten top goes at once; only those piles' tops change
+        if d0:
+            mask, fw = _nat_pop(mask, fw, 0)
+            t0 = _nat_top(mask, fw, 0, deck)
+            nd += 1
+        if d1:
+            mask, fw = _nat_pop(mask, fw, 1)
+            t1 = _nat_top(mask, fw, 1, deck)
+            nd += 1
+        if d2:
+            mask, fw = _nat_pop(mask, fw, 2)
+            t2 = _nat_top(mask, fw, 2, deck)
+            nd += 1
+        if d3:
+            mask, fw = _nat_pop(mask, fw, 3)
+            t3 = _nat_top(mask, fw, 3, deck)
+            nd += 1
 
 
 @nb.njit(cache=True, inline="always", _nrt=False)

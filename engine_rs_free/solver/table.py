@@ -45,6 +45,10 @@ def _tt_seen_or_add(table, k1, k2, epoch, sp):
     ``slots[2i+1] = k2 | tag << 32`` with ``tag = epoch << 8 | sp``. A bucket of
     four entries is one 64-byte cache line. Entries of another epoch (deck)
     are free slots, so the table is never cleared between decks.
+
+    A key goes into the first free slot of its bucket, and a full bucket gives up an entry of
+    this epoch for it, so this epoch's entries always fill a bucket from its first slot: the
+    scan stops at the first free slot (the key is not further on) and puts the key there.
     """
     tt = table.slots
     mask_bits = table.mask
@@ -56,14 +60,12 @@ def _tt_seen_or_add(table, k1, k2, epoch, sp):
         w = tt[2 * i + 1]
         tag = np.uint32(w >> np.uint64(32))
         if (tag >> np.uint32(8)) != epoch:
-            if victim_sp < 1000:
-                victim = i
-                victim_sp = 1000  # a free slot beats any replacement
-            continue
+            victim = i  # a free slot: the key is not further on (see the docstring)
+            break
         if tt[2 * i] == k1 and np.uint32(w & np.uint64(0xFFFFFFFF)) == k2:
             return True
         esp = np.int64(tag & np.uint32(255))
-        if victim_sp < 1000 and esp >= victim_sp:
+        if esp >= victim_sp:
             victim = i
             victim_sp = esp
     tt[2 * victim] = k1
@@ -104,14 +106,12 @@ def _tt3_seen_or_add(table, k1, k2, k3, epoch, sp):
         w = tt[i + 1]
         tag = np.uint32(w >> np.uint64(32))
         if (tag >> np.uint32(8)) != epoch:
-            if victim_sp < 1000:
-                victim = i
-                victim_sp = 1000
-            continue
+            victim = i  # a free slot: the key is not further on (as in _tt_seen_or_add)
+            break
         if tt[i] == k1 and np.uint32(w & np.uint64(0xFFFFFFFF)) == k2 and tt[i + 2] == k3:
             return True
         esp = np.int64(tag & np.uint32(255))
-        if victim_sp < 1000 and esp >= victim_sp:
+        if esp >= victim_sp:
             victim = i
             victim_sp = esp
     tag = ((np.uint64(epoch) << np.uint64(8)) | np.uint64(sp)) << np.uint64(32)

@@ -235,8 +235,8 @@ def _solve_native_many(starts, rules, node_limit, table, first_epoch, work, deck
         best, blen, nodes, status = _search_native(ns, mask0, start_scores[n] + nd, deck, rules, node_limit, table,
                                                    np.uint32(first_epoch + n), work)
         _record(out, n, best, nodes, status)
-        blen, mv, dec = _finish_line_native(work.best_line, blen, ns, mask0, deck, rules, small, bfs,
-                                            work.best_keys1, work.best_keys2, work.best_nacts)
+        blen, mv, dec = _finish_line_native(work.best_line, blen, ns, deck, rules, small, bfs, work.best_keys1,
+                                            work.best_keys2, work.best_nacts)
         out.moves[n] = mv
         out.decisions[n] = dec
         line_buf, nl = _keep_line(line_buf, nl, work.best_line, blen, out, n)

@@ -9,7 +9,6 @@ from ..actions import KIND_MOVE
 from ..rules import FILL_ACE, TOP_STRENGTH
 from .common import MASK52, flags_of, tops_of
 from .native import (
-    NO_FOREIGN4,
     _nat_apply_call,
     _nat_count,
     _nat_legal_count_call,
@@ -19,98 +18,82 @@ from .position import _apply, _gen_actions, _only_deal
 
 
 @nb.njit(cache=True, _nrt=False)
-def _finish_line_native(line, nline, nstock, start_mask, deck, rules, small, bfs, best_keys1, best_keys2,
-                        best_nacts):
+def _finish_line_native(line, nline, nstock, deck, rules, small, bfs, best_keys1, best_keys2, best_nacts):
     """``_finish_line`` on native piles, for a line from a fresh deal: (length, moves, decisions).
 
-    A line with no lone move is final as it is: its moves and decision points
-    are counted on the positions the search kept along it (``best_keys1``/
-    ``best_keys2``), with no replay. While the stock lasts, a frame's action
-    count (``best_nacts``, what ``_nat_gen`` listed) is its legal count: the
-    search lists every legal action there (only with the stock out does it
-    leave some out), so only the positions with the stock out are counted
-    again. Otherwise each run of lone moves is cut
-    to a shortest run to the same position (``_lone_path``), written in place,
-    and moves and decision points are counted in the same replay. ``small``
-    (int32[3, 64]) and ``bfs`` (int32[64, 6]) are scratch.
+    The line's positions are those the search kept along it (``best_keys1``/``best_keys2``,
+    frames 0..nline), so nothing is replayed but the shortened runs of lone moves. Each run of
+    lone moves is cut to a shortest run to the same position (``_lone_path``), written in place;
+    the shorter run ends where the old one did (the same lone cards in the same piles is the same
+    position), so the frames still hold every position after it. While the stock lasts, a
+    frame's action count (``best_nacts``, what ``_nat_gen`` listed) is its legal count: the
+    search lists every legal action there (only with the stock out does it leave some out), so
+    only the positions with the stock out, and those inside a shortened run, are counted again.
+    ``small`` (int32[3, 64]) and ``bfs`` (int32[64, 6]) are scratch.
     """
-    # the steps of a line call helpers compiled once (native._nat_*_call) instead of inlining them: a line
-    # is finished once a deal, and each inlined copy of _nat_apply or _nat_legal_count cost 10-15 s of
-    # Numba's cold compile (this function alone took 49 s of a 98 s cold compile with them inlined)
+    # the steps of a shortened run call helpers compiled once (native._nat_*_call) instead of inlining
+    # them: each inlined copy of _nat_apply or _nat_legal_count cost 10-15 s of Numba's cold compile
     tops, flags = tops_of(deck), flags_of(rules)
-    lone_free = True
-    for i in range(nline):
-        a = line[i]
-        if (a & 3) == KIND_MOVE and _nat_count(best_keys1[i] & MASK52, best_keys2[i], (a >> 2) & 3) == 1:
-            lone_free = False
-            break
-    if lone_free:
-        moves = 0
-        decisions = 0
-        for i in range(nline + 1):
-            sp = np.int64(best_keys1[i] >> np.uint64(52))
-            if sp == nstock:
-                # stopping is a choice once the stock is empty
-                c = _nat_legal_count_call(best_keys1[i] & MASK52, best_keys2[i], sp, nstock, tops, flags) + 1
-            elif i < nline:
-                c = best_nacts[i]
-            else:
-                c = 0  # the end of the line with stock left: no decision (the player did not stop)
-            if c > 1:
-                decisions += 1
-            if i < nline and (line[i] & 3) == KIND_MOVE:
-                moves += 1
-        return nline, moves, decisions
     start = small[0, :4]
     goal = small[1, :4]
     path = small[2]
-    mask = start_mask
-    fw = NO_FOREIGN4
-    sp = np.int64(0)
     moves = 0
     decisions = 0
     n = 0
     i = 0
     while True:
+        mask = best_keys1[i] & MASK52
+        fw = best_keys2[i]
+        sp = np.int64(best_keys1[i] >> np.uint64(52))
         if i < nline and (line[i] & 3) == KIND_MOVE and _nat_count(mask, fw, (line[i] >> 2) & 3) == 1:
-            # a run of lone moves: where it ends, then the shortest run from where it starts
-            _nat_slot_pattern(mask, fw, deck, start)
-            mask_at, fw_at = mask, fw
-            j = i
-            while j < nline and (line[j] & 3) == KIND_MOVE and _nat_count(mask, fw, (line[j] >> 2) & 3) == 1:
-                mask, fw, sp, _nd, _full, _lone = _nat_apply_call(line[j], mask, fw, sp, deck)
+            # a run of lone moves, frames i..j: the shortest run from where it starts to where it ends
+            j = i + 1
+            while j < nline and (line[j] & 3) == KIND_MOVE and \
+                    _nat_count(best_keys1[j] & MASK52, best_keys2[j], (line[j] >> 2) & 3) == 1:
                 j += 1
-            _nat_slot_pattern(mask, fw, deck, goal)
+            _nat_slot_pattern(mask, fw, deck, start)
+            _nat_slot_pattern(best_keys1[j] & MASK52, best_keys2[j], deck, goal)
             m = _lone_path(start, goal, rules.leftmost, rules.fill == FILL_ACE, rules.strength, path, bfs)
-            keep = m < 0 or m > j - i
-            if keep:
-                m = j - i
-            mask, fw = mask_at, fw_at
-            for t in range(m):
-                b = line[i + t] if keep else path[t]
-                if _nat_legal_count_call(mask, fw, sp, nstock, tops, flags) + (1 if sp == nstock else 0) > 1:
-                    decisions += 1
-                moves += 1
-                mask, fw, sp, _nd, _full, _lone = _nat_apply_call(b, mask, fw, sp, deck)
-                line[n] = b
-                n += 1
+            if m < 0 or m > j - i:
+                for t in range(i, j):  # the run as it is: its positions are frames
+                    if _frame_choices(t, nline, nstock, best_keys1, best_keys2, best_nacts, tops, flags) > 1:
+                        decisions += 1
+                    line[n] = line[t]
+                    n += 1
+                moves += j - i
+            else:
+                for t in range(m):
+                    b = path[t]
+                    if _nat_legal_count_call(mask, fw, sp, nstock, tops, flags) + (1 if sp == nstock else 0) > 1:
+                        decisions += 1
+                    mask, fw, sp, _nd, _full, _lone = _nat_apply_call(b, mask, fw, sp, deck)
+                    line[n] = b
+                    n += 1
+                moves += m
             i = j
             continue
-        c = _nat_legal_count_call(mask, fw, sp, nstock, tops, flags)
-        if sp == nstock:
-            c += 1  # stopping is a choice once the stock is empty
-        if c > 1 and (i < nline or sp == nstock):
+        if _frame_choices(i, nline, nstock, best_keys1, best_keys2, best_nacts, tops, flags) > 1:
             decisions += 1
         if i >= nline:
             break
-        a = line[i]
-        mask, fw, sp, _nd, _full, _lone = _nat_apply_call(a, mask, fw, sp, deck)
-        if (a & 3) == KIND_MOVE:
+        if (line[i] & 3) == KIND_MOVE:
             moves += 1
-        line[n] = a
+        line[n] = line[i]
         n += 1
         i += 1
     return n, moves, decisions
+
+
+@nb.njit(cache=True, inline="always", _nrt=False)
+def _frame_choices(i, nline, nstock, best_keys1, best_keys2, best_nacts, tops, flags):
+    """The choices at frame i of a native line: its legal actions, plus stopping once the stock is
+    empty; 0 at the line's end with stock left (the player did not stop there: no decision)."""
+    sp = np.int64(best_keys1[i] >> np.uint64(52))
+    if sp == nstock:
+        return _nat_legal_count_call(best_keys1[i] & MASK52, best_keys2[i], sp, nstock, tops, flags) + 1
+    if i < nline:
+        return np.int64(best_nacts[i])
+    return np.int64(0)
 
 
 @nb.njit(cache=True, inline="always", _nrt=False)

@@ -76,12 +76,15 @@ def _nat_count(mask, fw, p):
 
 
 @nb.njit(cache=True, inline="always", _nrt=False)
-def _nat_pop(mask, fw, p):
-    """Take the top card off pile p (not empty): its highest own card, else its foreign bottom."""
+def _nat_pop(mask, fw, p, deck):
+    """Take the top card off pile p (not empty): its highest own card, else its foreign bottom.
+    Returns (mask, fw, the pile's new top as ``_nat_top`` gives it)."""
     f = _nat_field(mask, p)
     if f != 0:
-        return mask & ~(np.uint64(1) << np.uint64(13 * p + _high_bit(f))), fw
-    return mask, fw | (np.uint32(255) << np.uint32(8 * p))
+        mask &= ~(np.uint64(1) << np.uint64(13 * p + _high_bit(f)))
+    else:
+        fw |= np.uint32(255) << np.uint32(8 * p)
+    return mask, fw, _nat_top(mask, fw, p, deck)
 
 
 @nb.njit(cache=True, inline="always", _nrt=False)
@@ -106,20 +109,16 @@ def _nat_resolve(mask, fw, deck):
             return mask, fw, nd, t0 >= 0 and t1 >= 0 and t2 >= 0 and t3 >= 0
         # every beaten top goes at once; only those piles' tops change
         if d0:
-            mask, fw = _nat_pop(mask, fw, 0)
-            t0 = _nat_top(mask, fw, 0, deck)
+            mask, fw, t0 = _nat_pop(mask, fw, 0, deck)
             nd += 1
         if d1:
-            mask, fw = _nat_pop(mask, fw, 1)
-            t1 = _nat_top(mask, fw, 1, deck)
+            mask, fw, t1 = _nat_pop(mask, fw, 1, deck)
             nd += 1
         if d2:
-            mask, fw = _nat_pop(mask, fw, 2)
-            t2 = _nat_top(mask, fw, 2, deck)
+            mask, fw, t2 = _nat_pop(mask, fw, 2, deck)
             nd += 1
         if d3:
-            mask, fw = _nat_pop(mask, fw, 3)
-            t3 = _nat_top(mask, fw, 3, deck)
+            mask, fw, t3 = _nat_pop(mask, fw, 3, deck)
             nd += 1
 
 

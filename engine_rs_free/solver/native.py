@@ -107,7 +107,8 @@ def _nat_resolve(mask, fw, deck):
         d3 = _beaten(t3, t0, t1, t2)
         if not (d0 or d1 or d2 or d3):
             return mask, fw, nd, t0 >= 0 and t1 >= 0 and t2 >= 0 and t3 >= 0
-        # every beaten top goes at once; only those piles' tops change
+        # every beaten top goes at once; only those piles' tops change (written out per pile, as the
+        # four _beaten calls are: the tops are four scalars, not an array)
         if d0:
             mask, fw, t0 = _nat_pop(mask, fw, 0, deck)
             nd += 1

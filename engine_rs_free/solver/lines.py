@@ -64,7 +64,7 @@ def _finish_line_native(line, nline, nstock, deck, rules, small, bfs, best_keys1
             else:
                 for t in range(m):
                     b = path[t]
-                    if _nat_legal_count_call(mask, fw, sp, nstock, tops, flags) + (1 if sp == nstock else 0) > 1:
+                    if _choices(mask, fw, sp, nstock, tops, flags) > 1:
                         decisions += 1
                     mask, fw, sp, _nd, _full, _lone = _nat_apply_call(b, mask, fw, sp, deck)
                     line[n] = b
@@ -85,12 +85,18 @@ def _finish_line_native(line, nline, nstock, deck, rules, small, bfs, best_keys1
 
 
 @nb.njit(cache=True, inline="always", _nrt=False)
+def _choices(mask, fw, sp, nstock, tops, flags):
+    """The choices at a native position: its legal actions, plus stopping once the stock is empty."""
+    return _nat_legal_count_call(mask, fw, sp, nstock, tops, flags) + (1 if sp == nstock else 0)
+
+
+@nb.njit(cache=True, inline="always", _nrt=False)
 def _frame_choices(i, nline, nstock, best_keys1, best_keys2, best_nacts, tops, flags):
-    """The choices at frame i of a native line: its legal actions, plus stopping once the stock is
-    empty; 0 at the line's end with stock left (the player did not stop there: no decision)."""
+    """``_choices`` at frame i of a native line, from the frame's action count while the stock lasts;
+    0 at the line's end with stock left (the player did not stop there: no decision)."""
     sp = np.int64(best_keys1[i] >> np.uint64(52))
     if sp == nstock:
-        return _nat_legal_count_call(best_keys1[i] & MASK52, best_keys2[i], sp, nstock, tops, flags) + 1
+        return _choices(best_keys1[i] & MASK52, best_keys2[i], sp, nstock, tops, flags)
     if i < nline:
         return np.int64(best_nacts[i])
     return np.int64(0)

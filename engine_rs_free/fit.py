@@ -1,12 +1,12 @@
 """Fit the value model W (``value.Model``) by fitted value iteration, backwards over the deals.
 
     python -m engine_rs_free.fit --name w1 [--variant standard] [--games 30000] [--tuples 32] [--seed 19]
-                                 [--features 30] [--look8 0] [--look12 0] [--lines 0]
+                                 [--features 30] [--look8 0] [--look12 0] [--tele12] [--lines 0]
     python -m engine_rs_free.fit --name NAME --ensemble M1,M2,...   (no fit: the ensemble of shipped models)
 
 (the shipped ``w1.npz`` and ``w1-strict.npz`` were made so, ``w3.npz`` with ``--name w3 --look8 32``,
-``w4.npz`` with ``--name w4 --look8 32 --look12 32 --features 31``; the refit command of a model is in
-its ``meta``).
+``w4.npz`` with ``--name w4 --look8 32 --look12 32 --features 31``, ``w9.npz`` with the same and
+``--tele12``; the refit command of a model is in its ``meta``).
 
 Seed-reproducible: the same arguments give the same file, bit for bit, on the
 same NumPy/Numba (the states come from seeded deals and a seeded behaviour
@@ -33,7 +33,9 @@ policy, the targets from seeded tuples, the fit from a seeded generator).
    ``--features 31``) the network of stage 3 also reads the look-ahead feature
    (``value.look12_feature``: the mean over K keyed deals of the stage-2 network's W), and its targets
    take the feature's own tuples, as the bound's penalty does on a real deal; the later stages are
-   fitted to that W.
+   fitted to that W. With ``--tele12`` as well, stage 3 has no network: Q̂_3 is the look-ahead feature
+   itself (``Model.tele12``), so W at 12 undealt telescopes up to the stage-2 network's error, and the
+   later stages are fitted to that W.
 3. The network of stage k: the features of ``value.features`` (standardised),
    one tanh hidden layer, a logistic output, fitted to the targets by Adam on the
    cross-entropy with soft targets. 10 % of the states are held out; the fit
@@ -251,7 +253,7 @@ def predict(net, X):
 
 def fit(variant: str, *, games: int, tuples: int, seed: int, explore: float, hidden: int = HIDDEN,
         start_model: Model | None = None, name: str = "w1", n_features: int = 30, look8: int = 0,
-        look12: int = 0, lines: int = 0, log=print) -> Model:
+        look12: int = 0, tele12: bool = False, lines: int = 0, log=print) -> Model:
     """Fit a model (module docstring); ``log`` gets one progress line per stage."""
     if lines < 0:
         raise InputRangeError(f"--lines {lines} is negative; give the number of deals to solve (0: none)")
@@ -287,14 +289,21 @@ def fit(variant: str, *, games: int, tuples: int, seed: int, explore: float, hid
     if look12 and (n_features != N_FEATURES or look12 != tuples):
         raise InputRangeError(f"--look12 {look12} needs --features {N_FEATURES} (feature 30 is the look-ahead "
                               f"feature) and --tuples {look12} (stage 3's targets share its tuples)")
+    if tele12 and not look12:
+        raise InputRangeError("--tele12 makes Q̂_3 the look-ahead feature: it needs --look12 K (and --features "
+                              f"{N_FEATURES} --tuples K)")
     model = Model(name, np.zeros((13, n_features, hidden)), np.zeros((13, hidden)), np.zeros((13, hidden)),
-                  np.zeros(13), np.zeros((13, n_features)), np.ones((13, n_features)), look8=look8, look12=look12)
+                  np.zeros(13), np.zeros((13, n_features)), np.ones((13, n_features)), look8=look8, look12=look12,
+                  tele12=tele12)
     lk = model.key(seed, 0)
     n_hold = max(games // 10, 1)
     for k in range(2, 13):
         d = 12 - k  # the deal index of stage k
         t0 = time.time()
         tup = _sample_state_tuples(sund[:, d], tuples, rng)  # drawn in every case: later stages follow in rng
+        if tele12 and k == 3:
+            log("stage  3: no network: Q̂_3 is the look-ahead feature (--tele12)")
+            continue
         if look12 and k == 3:
             # the targets of stage 3 take the look-ahead feature's own tuples (value.look12_feature: the
             # state's number and stage as the deal index, the stock position 48 - 4k as the counter), as
@@ -334,6 +343,9 @@ def ensemble(models: list[Model], name: str) -> Model:
     """
     if not models:
         raise InputRangeError("an ensemble needs at least one model")
+    if any(m.tele12 for m in models):
+        raise InputRangeError(f"an ensemble averages stage networks, and a telescoping model ({', '.join(m.name for m in models if m.tele12)}) "
+                              "has none at stage 3; leave it out")
     # feature 30 means what look12 says (the look-ahead feature, or the probe when 0), so the members that
     # read it must agree on it; a member with 30 features reads none, whatever its look12
     look12s = {m.look12 for m in models if m.W1.shape[1] > 30}
@@ -380,6 +392,9 @@ def main(argv=None) -> int:
     ap.add_argument("--look12", type=int, default=0,
                     help="feature 30 of stage 3: K = the look-ahead feature over K sampled deals on the stage-2 "
                          f"network (w4: 32, with --features {N_FEATURES} --tuples 32); 0 = none")
+    ap.add_argument("--tele12", action="store_true",
+                    help="stage 3 without a network: Q̂_3 is the look-ahead feature of --look12 itself, so W at 12 "
+                         "undealt telescopes up to the stage-2 network's error (w9)")
     ap.add_argument("--lines", type=int, default=0,
                     help="also fit on the positions of the clairvoyant solver's won lines over this many deals "
                          "of --seed (from index 2*10**9), where clairvoyant lines go; 0 = none")
@@ -404,12 +419,13 @@ def main(argv=None) -> int:
             start = load_model(a.start, strict) if a.start else None
             model = fit(a.variant, games=a.games, tuples=a.tuples, seed=a.seed, explore=a.explore, hidden=a.hidden,
                         start_model=start, name=a.name, n_features=a.features, look8=a.look8, look12=a.look12,
-                        lines=a.lines, log=lambda s: print(s, flush=True))
+                        tele12=a.tele12, lines=a.lines, log=lambda s: print(s, flush=True))
             model.meta = (f"python -m engine_rs_free.fit --name {a.name} --variant {a.variant} --games {a.games} "
                           f"--tuples {a.tuples} --explore {a.explore} --hidden {a.hidden} --seed {a.seed} "
                           f"--features {a.features}"
                           + (f" --look8 {a.look8}" if a.look8 else "")
                           + (f" --look12 {a.look12}" if a.look12 else "")
+                          + (" --tele12" if a.tele12 else "")
                           + (f" --lines {a.lines}" if a.lines else "")
                           + (f" --from {a.start}" if a.start else ""))
     except AcesUpError as exc:

@@ -20,6 +20,9 @@ W of a position s just after a deal, with n undealt cards (``w_of``):
   30, the mean over K keyed sampled deals of the stage-2 network's W after the deal
   (``look12_feature``); on the real undealt set those are the bound's own penalty tuples, so the
   feature and the expectation it is compared with share their sampling noise (docs/bracket.md).
+  With ``Model.tele12`` (e.g. w9) Q̂_3 *is* that feature, with no network: W at 12 undealt is the
+  best look-ahead over the reachable positions, so the bound's stage-3 penalty term telescopes up
+  to the stage-2 network's error (docs/bracket.md, "A stage-3 W that telescopes").
 
 Q̂_k (k = 2..12 deals to come) is a small neural network of hand-made features
 of the position about to deal (``features``, invariant under relabelling piles
@@ -383,8 +386,11 @@ def features_full(P, H, KM, KF, r, und, st, su, fill, W1, b1, w2, b2, mu, sd, fx
 
 @nb.njit(cache=True)
 def q_model(P, H, KM, KF, r, und, k, st, su, fill, W1, b1, w2, b2, mu, sd, fx, lk):
-    """Q̂_k of row r (about to deal, ``und`` undealt, k deals to come): the network of stage k; -1.0 on
-    overflow (of the look-ahead feature's reach list)."""
+    """Q̂_k of row r (about to deal, ``und`` undealt, k deals to come): the network of stage k, or at
+    stage 3 of a telescoping model (lk[6] != 0) the look-ahead feature itself; -1.0 on overflow (of the
+    look-ahead feature's reach list)."""
+    if k == 3 and lk[6] != 0:
+        return look12_feature(P, H, KM, KF, r, und, st, su, fill, W1, b1, w2, b2, mu, sd, lk)
     if not features_full(P, H, KM, KF, r, und, st, su, fill, W1, b1, w2, b2, mu, sd, fx, lk):
         return -1.0
     return _network(k, fx, W1, b1, w2, b2, mu, sd)
@@ -463,14 +469,18 @@ def look8(P, H, KM, KF, r, und, lk, st, su, fill):
     return best
 
 
-def look_key(look: int, seed: int, index: int, look12: int = 0) -> np.ndarray:
-    """The ``lk`` argument of ``w_of``: uint32[6] = look-ahead orders at 8 undealt (0: none), seed and
-    deal index words, tuples of the look-ahead feature at 12 undealt (0: none; ``Model.key``)."""
+def look_key(look: int, seed: int, index: int, look12: int = 0, tele12: bool = False) -> np.ndarray:
+    """The ``lk`` argument of ``w_of``: uint32[7] = look-ahead orders at 8 undealt (0: none), seed and
+    deal index words, tuples of the look-ahead feature at 12 undealt (0: none), and 1 when Q̂_3 is that
+    feature itself (``Model.tele12``; ``Model.key``)."""
     for what, k in (("look-ahead", look), ("look-ahead feature", look12)):
         if not 0 <= k <= MAX_LOOK:
             raise InputRangeError(f"a {what} of {k} orders is out of range; use 0..{MAX_LOOK}")
+    if tele12 and not look12:
+        raise InputRangeError("a telescoping stage 3 (tele12) needs the look-ahead feature: give look12 > 0")
     seed, index = int(seed), int(index)
-    return np.array([look, seed & 0xFFFFFFFF, seed >> 32, index & 0xFFFFFFFF, index >> 32, look12], np.uint32)
+    return np.array([look, seed & 0xFFFFFFFF, seed >> 32, index & 0xFFFFFFFF, index >> 32, look12, int(tele12)],
+                    np.uint32)
 
 
 def look_tuples(cards, look: int, *, seed: int, index: int) -> np.ndarray:
@@ -617,10 +627,12 @@ class Model:
     mu, sd float64[13, F] (feature scaling); row k is stage k (k deals to come), rows 0 and 1 unused.
     """
 
-    def __init__(self, name: str, W1, b1, w2, b2, mu, sd, meta: str = "", look8: int = 0, look12: int = 0):
+    def __init__(self, name: str, W1, b1, w2, b2, mu, sd, meta: str = "", look8: int = 0, look12: int = 0,
+                 tele12: bool = False):
         self.name = name
         self.look8 = int(look8)  # W at 8 undealt: 0 = the best Q̂_2, K = the look-ahead over K orders
         self.look12 = int(look12)  # feature 30 of stage 3: 0 = none (or the probe), K = the look-ahead feature
+        self.tele12 = bool(tele12)  # Q̂_3 is the look-ahead feature itself (stage 3's network unused)
         self.W1, self.b1, self.w2, self.b2, self.mu, self.sd = (np.ascontiguousarray(a, dtype=np.float64)
                                                                for a in (W1, b1, w2, b2, mu, sd))
         self.meta = meta
@@ -631,18 +643,21 @@ class Model:
 
     def key(self, seed: int, index: int) -> np.ndarray:
         """The ``lk`` argument of ``w_of`` for deal ``index`` of ``seed`` (``look_key``)."""
-        return look_key(self.look8, seed, index, self.look12)
+        return look_key(self.look8, seed, index, self.look12, self.tele12)
 
     def save(self, path) -> None:
         np.savez_compressed(path, W1=self.W1, b1=self.b1, w2=self.w2, b2=self.b2, mu=self.mu, sd=self.sd,
-                            meta=np.array(self.meta), look8=np.array(self.look8), look12=np.array(self.look12))
+                            meta=np.array(self.meta), look8=np.array(self.look8), look12=np.array(self.look12),
+                            tele12=np.array(int(self.tele12)))
 
     @staticmethod
     def load(path, name: str) -> "Model":
         with np.load(path) as z:
             look8 = int(z["look8"]) if "look8" in z.files else 0
             look12 = int(z["look12"]) if "look12" in z.files else 0
-            return Model(name, z["W1"], z["b1"], z["w2"], z["b2"], z["mu"], z["sd"], str(z["meta"]), look8, look12)
+            tele12 = bool(int(z["tele12"])) if "tele12" in z.files else False
+            return Model(name, z["W1"], z["b1"], z["w2"], z["b2"], z["mu"], z["sd"], str(z["meta"]), look8, look12,
+                         tele12)
 
     @staticmethod
     def zero() -> "Model":

@@ -299,6 +299,38 @@ def test_look_ahead_feature_w_matches_plain_python(variant):
     assert len(values) == 6 and len(set(values)) == 6  # distinct positions, distinct values
 
 
+def _w_of_model(model, s: State, rules, index: int) -> float:
+    """value.w_of of the position s (just after a deal) under a Model object (not a shipped name)."""
+    from engine_rs_free.infostate import POOL_ROWS, pool_row, rule_tables, undealt_mask
+    from engine_rs_free.value import W_MODEL, w_of
+
+    st, su, fill = rule_tables(rules)
+    P, H, KM, KF = bound._ws().pool
+    pool_row(P, H, POOL_ROWS - 1, [list(p) for p in s.piles])
+    return float(w_of(P, H, KM, KF, POOL_ROWS - 1, undealt_mask(list(s.stock)), W_MODEL, st, su, fill,
+                      *model.arrays, np.zeros(64), model.key(SEED, index)))
+
+
+@pytest.mark.parametrize("variant", ["standard", "reverse"])
+def test_telescoping_stage_3_w_is_the_best_look_ahead_feature(variant):
+    """W at 12 undealt of a telescoping model (tele12, w9): the best look-ahead feature over the reachable
+    positions, with no stage-3 network; the twin reaches, deals and evaluates with game.py and NumPy.
+    The same arrays without tele12 (w4) give other values, so the flag is what is tested."""
+    from engine_rs_free.value import Model, load_model
+
+    rules = rules_by_name(variant)
+    restricted = rules.with_options("sensible", "leftmost")
+    w4 = load_model("w4")
+    tele = Model("tele", *w4.arrays, look8=w4.look8, look12=w4.look12, tele12=True)
+    differ = 0
+    for n, s in enumerate(_positions(variant, 12, 4, 950)[:6]):
+        want = max(_look12_twin(u, rules, tele, n) for u in _reach_all(s, restricted))
+        got = _w_of_model(tele, s, rules, n)
+        assert got == pytest.approx(want, abs=1e-12), n
+        differ += abs(got - _w_of_model(w4, s, rules, n)) > 1e-6
+    assert differ >= 4
+
+
 def test_look_ahead_feature_shares_the_penalty_tuples():
     """On a real deal the feature's tuples are the ones the bound charges the deal from 12 undealt with."""
     from engine_rs_free.value import STREAM_PENALTY, sample_tuples

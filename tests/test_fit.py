@@ -26,9 +26,20 @@ def test_fit_with_the_look_ahead_feature_is_seed_reproducible():
     assert plain.W1.shape[1] == 30 and not np.array_equal(plain.W1[3], a.W1[3, :30])
 
 
+def test_fit_with_a_telescoping_stage_3_fits_no_network_there():
+    a = _small(look12=4, n_features=31, tele12=True)
+    b = _small(look12=4, n_features=31, tele12=True)
+    for x, y in zip(a.arrays, b.arrays):
+        assert np.array_equal(x, y)
+    assert a.tele12 and a.key(1, 2)[6] == 1 and _small(look12=4, n_features=31).key(1, 2)[6] == 0
+    assert not a.W1[3].any() and a.W1[4].any()  # Q̂_3 is the feature itself; stage 4 is fitted to that W
+
+
 def test_fit_names_what_the_look_ahead_feature_needs():
     with pytest.raises(InputRangeError, match="--features 31"):
         _small(look12=4)
+    with pytest.raises(InputRangeError, match="--tele12 makes"):
+        _small(tele12=True)
     with pytest.raises(InputRangeError, match="--lines -1 is negative"):
         _small(lines=-1)
     with pytest.raises(InputRangeError, match="--tuples 8"):
@@ -58,6 +69,19 @@ def test_an_ensemble_refuses_models_with_other_look_aheads():
 
     with pytest.raises(InputRangeError, match="must share look8"):
         ensemble([load_model("w4"), load_model("w1")], "e")
+
+
+def test_a_telescoping_model_round_trips_and_stays_out_of_ensembles(tmp_path):
+    from engine_rs_free.fit import ensemble
+    from engine_rs_free.value import Model, load_model
+
+    w4 = load_model("w4")
+    tele = Model("t9", *w4.arrays, look8=32, look12=32, tele12=True)
+    tele.save(tmp_path / "t9.npz")
+    back = Model.load(tmp_path / "t9.npz", "t9")
+    assert back.tele12 and not w4.tele12 and (back.look8, back.look12) == (32, 32)
+    with pytest.raises(InputRangeError, match=r"telescoping model \(t9\)"):
+        ensemble([w4, back], "e")
 
 
 def test_the_ensemble_command_writes_the_model_or_names_the_bad_member(tmp_path, capsys):

@@ -5,8 +5,8 @@
     python -m engine_rs_free.fit --name NAME --ensemble M1,M2,...   (no fit: the ensemble of shipped models)
 
 (the shipped ``w1.npz`` and ``w1-strict.npz`` were made so, ``w3.npz`` with ``--name w3 --look8 32``,
-``w4.npz`` with ``--name w4 --look8 32 --look12 32 --features 31``, ``w9.npz`` with the same and
-``--tele12``; the refit command of a model is in its ``meta``).
+``w4.npz`` with ``--name w4 --look8 32 --look12 32 --features 31``; w9, the same with ``--tele12``, was
+measured and not shipped: docs/bracket.md; the refit command of a model is in its ``meta``).
 
 Seed-reproducible: the same arguments give the same file, bit for bit, on the
 same NumPy/Numba (the states come from seeded deals and a seeded behaviour
@@ -394,7 +394,7 @@ def main(argv=None) -> int:
                          f"network (w4: 32, with --features {N_FEATURES} --tuples 32); 0 = none")
     ap.add_argument("--tele12", action="store_true",
                     help="stage 3 without a network: Q̂_3 is the look-ahead feature of --look12 itself, so W at 12 "
-                         "undealt telescopes up to the stage-2 network's error (w9)")
+                         "undealt telescopes up to the stage-2 network's error (w9, not shipped: docs/bracket.md)")
     ap.add_argument("--lines", type=int, default=0,
                     help="also fit on the positions of the clairvoyant solver's won lines over this many deals "
                          "of --seed (from index 2*10**9), where clairvoyant lines go; 0 = none")

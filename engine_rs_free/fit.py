@@ -343,8 +343,9 @@ def ensemble(models: list[Model], name: str) -> Model:
     """
     if not models:
         raise InputRangeError("an ensemble needs at least one model")
-    if any(m.tele12 for m in models):
-        raise InputRangeError(f"an ensemble averages stage networks, and a telescoping model ({', '.join(m.name for m in models if m.tele12)}) "
+    tele = [m.name for m in models if m.tele12]
+    if tele:
+        raise InputRangeError(f"an ensemble averages stage networks, and a telescoping model ({', '.join(tele)}) "
                               "has none at stage 3; leave it out")
     # feature 30 means what look12 says (the look-ahead feature, or the probe when 0), so the members that
     # read it must agree on it; a member with 30 features reads none, whatever its look12

@@ -20,9 +20,9 @@ W of a position s just after a deal, with n undealt cards (``w_of``):
   30, the mean over K keyed sampled deals of the stage-2 network's W after the deal
   (``look12_feature``); on the real undealt set those are the bound's own penalty tuples, so the
   feature and the expectation it is compared with share their sampling noise (docs/bracket.md).
-  With ``Model.tele12`` (w9, measured and not shipped) Q̂_3 *is* that feature, with no network: W at 12 undealt is the
-  best look-ahead over the reachable positions, so the bound's stage-3 penalty term telescopes up
-  to the stage-2 network's error (docs/bracket.md, "A stage-3 W that telescopes").
+  With ``Model.tele12`` (w9, measured and not shipped) Q̂_3 *is* that feature, with no network: W at
+  12 undealt is the best look-ahead over the reachable positions, so the bound's stage-3 penalty
+  term telescopes up to the stage-2 network's error (docs/bracket.md, "A stage-3 W that telescopes").
 
 Q̂_k (k = 2..12 deals to come) is a small neural network of hand-made features
 of the position about to deal (``features``, invariant under relabelling piles

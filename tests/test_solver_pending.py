@@ -9,7 +9,10 @@
   by the reading docs/solver.md proves. ``game.replay_states`` replays that line with the game's
   own rules (every discard and move checked legal) and must reach the search's score.
 - The table: the three-word entries find every key again and never answer for a key of the
-  two-word layout or another epoch.
+  two-word layout or another epoch; the covering probe (``RULE_COVER``) answers exactly for the
+  keys of the same physical position whose pending cards are a subset of a kept entry's.
+- Covered positions: the search that skips them has the values of the one that does not, on the
+  same deals, and searches fewer positions.
 """
 
 from __future__ import annotations
@@ -22,8 +25,8 @@ from engine_rs_free.deals import deal_batch
 from engine_rs_free.rules import rules_by_name
 from engine_rs_free.solver import core
 from engine_rs_free.solver.common import Table
-from engine_rs_free.solver.optional import ALL_RULES, RULE_LOCK, RULE_PENDING, rule_flags
-from engine_rs_free.solver.table import BUCKET, _tt3_seen_or_add, _tt_seen_or_add
+from engine_rs_free.solver.optional import ALL_RULES, RULE_COVER, RULE_LOCK, RULE_PENDING, rule_flags
+from engine_rs_free.solver.table import BUCKET, _tt3_covered_or_add, _tt3_seen_or_add, _tt_seen_or_add
 
 VARIANTS = ["standard+optional", "strict+optional", "reverse+optional"]
 
@@ -42,7 +45,8 @@ def _plain_and_pending(variant, decks, limit):
     rules_only = rule_flags(rules_by_name(variant)) & ALL_RULES
     plain, _pn, plain_status, _ = _run(decks, variant, rules_only, limit)
     finished = []
-    for lock in (0, RULE_LOCK):  # the pending search with and without the lock bound's pruning
+    # the pending search with and without the lock bound's pruning and the covered positions' skip
+    for lock in (0, RULE_LOCK, RULE_COVER, RULE_LOCK | RULE_COVER):
         pend, _n, pend_status, _ = _run(decks, variant, rules_only | RULE_PENDING | lock, limit)
         both = (plain_status == 0) & (pend_status == 0)
         assert np.array_equal(pend[both], plain[both]), (variant, lock)
@@ -80,7 +84,7 @@ def test_pending_equals_plain_optional_on_standard_and_reverse_deals_full_count(
     assert _plain_and_pending(variant, decks, 3_000_000) >= 60
 
 
-@pytest.mark.parametrize("lock", [0, RULE_LOCK])
+@pytest.mark.parametrize("lock", [0, RULE_LOCK, RULE_LOCK | RULE_COVER])
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_pending_lines_are_legal_game_lines_to_the_score(variant, lock):
     decks = deal_batch(2026, 0, 24)
@@ -117,3 +121,46 @@ def test_three_word_table_finds_every_key_and_only_its_own():
     # the two-word layout at a later epoch, in the same table: no entry of the other layout answers
     assert not any(_tt_seen_or_add(table, a, b, np.uint32(11), 4) for a, b, _c in keys[:400])
     assert not any(_tt3_seen_or_add(table, a, b, c, np.uint32(12), 4) for a, b, c in keys[:400])
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_skipping_covered_positions_keeps_every_value_and_searches_fewer_positions(variant):
+    # the same deals with and without RULE_COVER, every other rule on: the same values deal for deal
+    # (test_solver_optional holds both to the generic search with no rule), and fewer positions in all
+    decks = deal_batch(2026, 0, 60 if variant.startswith("strict") else 12)
+    flags = rule_flags(rules_by_name(variant))
+    assert flags & RULE_COVER
+    with_cover, n_with, st_with, _ = _run(decks, variant, flags, 3_000_000)
+    without, n_without, st_without, _ = _run(decks, variant, flags & ~RULE_COVER, 3_000_000)
+    both = (st_with == 0) & (st_without == 0)
+    assert both.sum() >= len(decks) - 2
+    assert np.array_equal(with_cover[both], without[both])
+    assert n_with[both].sum() < 0.9 * n_without[both].sum(), (int(n_with[both].sum()), int(n_without[both].sum()))
+
+
+def test_covering_probe_answers_for_subsets_of_the_pending_cards_only():
+    buckets = 1 << 6
+    table = Table(np.zeros(2 * BUCKET * buckets, np.uint64), np.uint64(buckets - 1))
+    e = np.uint32(3)
+    a, b = np.uint64((1 << 40) | (1 << 7) | (1 << 9) | (1 << 20)), np.uint32(77)
+    p79 = np.uint64((1 << 7) | (1 << 9))
+    assert not _tt3_covered_or_add(table, a, b, p79, e, 4)
+    # the same cards in the same places with fewer (or the same) pending cards: covered
+    for sub in (0, 1 << 7, 1 << 9, (1 << 7) | (1 << 9)):
+        assert _tt3_covered_or_add(table, a, b, np.uint64(sub), e, 4), sub
+    # a pending card the entry lacks: not covered, and the key is added
+    p720 = np.uint64((1 << 7) | (1 << 20))
+    assert not _tt3_covered_or_add(table, a, b, p720, e, 4)
+    assert _tt3_covered_or_add(table, a, b, np.uint64(1 << 20), e, 4)
+    assert _tt3_covered_or_add(table, a, b, p79, e, 4)  # (both entries are in the bucket)
+    # a superset replaces the entries it contains first: afterwards every subset of it is covered
+    full = np.uint64((1 << 7) | (1 << 9) | (1 << 20))
+    assert not _tt3_covered_or_add(table, a, b, full, e, 4)
+    assert all(_tt3_covered_or_add(table, a, b, np.uint64(s), e, 4)
+               for s in (0, 1 << 7, 1 << 9, 1 << 20, (1 << 7) | (1 << 20), (1 << 9) | (1 << 20), int(full)))
+    # another physical position (a card elsewhere, or other foreign bottoms), another epoch, the
+    # two-word layout: never covered by these entries
+    assert not _tt3_covered_or_add(table, a ^ np.uint64(1 << 41), b, np.uint64(0), e, 4)
+    assert not _tt3_covered_or_add(table, a, np.uint32(78), np.uint64(0), e, 4)
+    assert not _tt3_covered_or_add(table, a, b, np.uint64(0), np.uint32(4), 4)
+    assert not _tt_seen_or_add(table, a, b, np.uint32(5), 4)

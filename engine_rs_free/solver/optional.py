@@ -54,6 +54,10 @@ FORCED_LINE = 128
 # prune a position of the pending search whose lock bound (pending._pd_lock_bound: no pile can ever
 # empty again, and so many cards can never be discarded) is no better than the best score found
 RULE_LOCK = 256
+# the pending search skips a position whose cards lie as in a position of its table and whose
+# pending cards are a subset of that one's (table._tt3_covered_or_add): it has no line the other
+# lacks (docs/solver.md, "Covered positions")
+RULE_COVER = 1024
 
 
 def rule_flags(rules) -> int:
@@ -72,11 +76,11 @@ def rule_flags(rules) -> int:
         return always
     if rules.fill == FILL_ACE:
         # strict: the pending-discards search (pending.py), 9x fewer positions and about 2x faster
-        return always | ALL_RULES | RULE_PENDING | RULE_LOCK
+        return always | ALL_RULES | RULE_PENDING | RULE_LOCK | RULE_COVER
     # standard and reverse: the pending search too, since the forced search first settles the deals
     # that are won (where this one was the faster) and with a table of 64 MiB (table.tt_bits_for),
     # it is 2-3x faster on the rest (docs/solver.md, "The pending search for standard and reverse")
-    return always | RULE_END | RULE_NO_TARGET | RULE_PENDING | RULE_LOCK
+    return always | RULE_END | RULE_NO_TARGET | RULE_PENDING | RULE_LOCK | RULE_COVER
 
 
 @nb.njit(cache=True, inline="always", _nrt=False)

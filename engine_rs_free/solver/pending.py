@@ -54,6 +54,7 @@ from .common import (
 )
 from .native import DEAL_BITS, NO_FOREIGN4, _nat_field, _nat_foreign
 from .optional import (  # noqa: F401
+    RULE_COVER,
     RULE_END,
     RULE_LOCK,
     RULE_NO_TARGET,
@@ -61,7 +62,7 @@ from .optional import (  # noqa: F401
     RULE_STRICT_PILES,
     _opt_in_play,
 )
-from .table import _tt3_seen_or_add
+from .table import _tt3_covered_or_add, _tt3_seen_or_add
 
 FOREIGN_PEND = 52  # pending-word bit 52 + p: the foreign bottom of pile p is pending
 _ONE = np.uint64(1)
@@ -538,11 +539,15 @@ def _search_pending(nstock, start_score, cap, deck, od, rules, flags, node_limit
     start_score += gained
     topm = top_rank_bits(deck)
     use_lock = (flags & RULE_LOCK) != 0
+    use_cover = (flags & RULE_COVER) != 0
     best = start_score
     best_len = 0
     nodes = 1
     status = STATUS_SOLVED
-    _tt3_seen_or_add(table, mask, fw, pend, epoch, 0)
+    if use_cover:
+        _tt3_covered_or_add(table, mask, fw, pend, epoch, 0)
+    else:
+        _tt3_seen_or_add(table, mask, fw, pend, epoch, 0)
     if best >= cap:
         return best, 0, nodes, status
     keys1[0] = mask
@@ -575,7 +580,12 @@ def _search_pending(nstock, start_score, cap, deck, od, rules, flags, node_limit
         if is_lone:
             skip = _pd_on_lone_run(keys1, keys2, keys3, lone, k, n1, fw, pend)
         if not skip:
-            skip = _tt3_seen_or_add(table, n1, fw, pend, epoch, sp)
+            # (a covered position has no line that the covering one lacks: docs/solver.md, "Covered
+            # positions"; like a position seen before, it is not searched again)
+            if use_cover:
+                skip = _tt3_covered_or_add(table, n1, fw, pend, epoch, sp)
+            else:
+                skip = _tt3_seen_or_add(table, n1, fw, pend, epoch, sp)
         if skip:
             continue
         if node_limit > 0 and nodes >= node_limit:

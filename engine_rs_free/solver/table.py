@@ -120,3 +120,47 @@ def _tt3_seen_or_add(table, k1, k2, k3, epoch, sp):
     tt[victim + 2] = k3
     tt[victim + 3] = tag
     return False
+
+
+@nb.njit(cache=True, inline="always", _nrt=False)
+def _tt3_covered_or_add(table, k1, k2, k3, epoch, sp):
+    """True when the table holds the physical position (``k1``, ``k2``) with a superset of the pending
+    cards ``k3`` (this epoch); else add the key and return False. The pending search with
+    ``optional.RULE_COVER`` probes this instead of ``_tt3_seen_or_add`` (docs/solver.md, "Covered
+    positions": a position whose pending cards are a subset of another's with the same cards in the
+    same places has no line that the other lacks).
+
+    The layout is ``_tt3_seen_or_add``'s, but the bucket comes from the physical position alone, so
+    that the pending variants of a position meet in one bucket; a new key replaces an entry of its
+    position whose pending cards it contains, before any other.
+    """
+    tt = table.slots
+    base = np.int64(_mix(k1, k2) & table.mask) * (2 * BUCKET)
+    victim = base
+    victim_sp = -1
+    contained = -1  # an entry of this position whose pending cards are a subset of k3
+    for s in range(BUCKET // 2):
+        i = base + 4 * s
+        w = tt[i + 1]
+        tag = np.uint32(w >> np.uint64(32))
+        if (tag >> np.uint32(8)) != epoch:
+            victim = i  # a free slot: no entry of this epoch further on (as in _tt_seen_or_add)
+            break
+        if tt[i] == k1 and np.uint32(w & np.uint64(0xFFFFFFFF)) == k2:
+            old = tt[i + 2]
+            if (k3 & ~old) == 0:
+                return True
+            if (old & ~k3) == 0:
+                contained = i
+        esp = np.int64(tag & np.uint32(255))
+        if esp >= victim_sp:
+            victim = i
+            victim_sp = esp
+    if contained >= 0:
+        victim = contained
+    tag = ((np.uint64(epoch) << np.uint64(8)) | np.uint64(sp)) << np.uint64(32)
+    tt[victim] = k1
+    tt[victim + 1] = np.uint64(k2) | tag
+    tt[victim + 2] = k3
+    tt[victim + 3] = tag
+    return False

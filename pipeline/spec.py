@@ -238,7 +238,11 @@ DEFAULT_SPEC = {
     # core-seconds before the lock bound, deal 92 alone about 2 minutes: not cheap at all);
     # strict+optional, searched as pending discards, ~57 (its first 2,000 deals: 35 core-seconds,
     # 69,000 positions a deal, the largest 5.5e6 where the plain search needed 7e8 for one of
-    # deals 900..999), so it gets 2,000. The honest players take every discard at once, so their optional rows
+    # deals 900..999), so it gets 2,000. Since Dec 6 the pending search skips covered positions
+    # (docs/solver.md, "Covered positions"): standard+optional deals 0..59 took 22.5 core-seconds
+    # (158 -> 87 million positions), reverse+optional 0..59 15.0, strict+optional 0..999 2.9, so
+    # standard and reverse get 60 deals (an interval of about +-12 points instead of +-22) and strict
+    # 5,000. The honest players take every discard at once, so their optional rows
     # equal their forced ones; only the cheap ones play optional discards.
     # restricted solver standard ~18000, easy ~220; ladder (standard) sensible ~1500, leftmost
     # ~220, must_fill ~3400; pimc:samples=8 standard/reverse ~150, strict ~1000, easy far under 0.1.
@@ -251,9 +255,9 @@ DEFAULT_SPEC = {
         "reverse/solver": 2_000,
         "easy/solver": 20_000,
         # the value of optional discards to the clairvoyant player (queries/value_of_optional.sql)
-        "standard+optional/solver": 20,
-        "strict+optional/solver": 2_000,
-        "reverse+optional/solver": 20,
+        "standard+optional/solver": 60,
+        "strict+optional/solver": 5_000,
+        "reverse+optional/solver": 60,
         **{f"{v}/{p}": 0 for v in _OPTIONAL for p in ("solver:sensible+leftmost+must_fill", "pimc:samples=8")},
         "solver:sensible+leftmost+must_fill": 20_000,
         "easy/solver:sensible+leftmost+must_fill": 2_000,

@@ -85,6 +85,16 @@ def tt_bits_for(rules: Rules) -> int:
 
 
 @nb.njit(cache=True, inline="always", _nrt=False)
+def _tt3_put(tt, i, k1, k2, k3, epoch, sp):
+    """Write a three-word entry at word ``i`` of the slots: (k1, k2 | tag << 32, k3, tag << 32)."""
+    tag = ((np.uint64(epoch) << np.uint64(8)) | np.uint64(sp)) << np.uint64(32)
+    tt[i] = k1
+    tt[i + 1] = np.uint64(k2) | tag
+    tt[i + 2] = k3
+    tt[i + 3] = tag
+
+
+@nb.njit(cache=True, inline="always", _nrt=False)
 def _tt3_seen_or_add(table, k1, k2, k3, epoch, sp):
     """``_tt_seen_or_add`` for a key of three words (the pending-discards search: ``k3`` is its
     pending cards), in the same table: entries of four words, two to a bucket.
@@ -114,11 +124,7 @@ def _tt3_seen_or_add(table, k1, k2, k3, epoch, sp):
         if esp >= victim_sp:
             victim = i
             victim_sp = esp
-    tag = ((np.uint64(epoch) << np.uint64(8)) | np.uint64(sp)) << np.uint64(32)
-    tt[victim] = k1
-    tt[victim + 1] = np.uint64(k2) | tag
-    tt[victim + 2] = k3
-    tt[victim + 3] = tag
+    _tt3_put(tt, victim, k1, k2, k3, epoch, sp)
     return False
 
 
@@ -158,9 +164,5 @@ def _tt3_covered_or_add(table, k1, k2, k3, epoch, sp):
             victim_sp = esp
     if contained >= 0:
         victim = contained
-    tag = ((np.uint64(epoch) << np.uint64(8)) | np.uint64(sp)) << np.uint64(32)
-    tt[victim] = k1
-    tt[victim + 1] = np.uint64(k2) | tag
-    tt[victim + 2] = k3
-    tt[victim + 3] = tag
+    _tt3_put(tt, victim, k1, k2, k3, epoch, sp)
     return False

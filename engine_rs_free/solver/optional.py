@@ -78,7 +78,7 @@ def rule_flags(rules) -> int:
         # strict: the pending-discards search (pending.py), 9x fewer positions and about 2x faster
         return always | ALL_RULES | RULE_PENDING | RULE_LOCK | RULE_COVER
     # standard and reverse: the pending search too, since the forced search first settles the deals
-    # that are won (where this one was the faster) and with a table of 64 MiB (table.tt_bits_for),
+    # that are won (where this one was the faster) and with a table of 16 MiB (table.tt_bits_for),
     # it is 2-3x faster on the rest (docs/solver.md, "The pending search for standard and reverse")
     return always | RULE_END | RULE_NO_TARGET | RULE_PENDING | RULE_LOCK | RULE_COVER
 

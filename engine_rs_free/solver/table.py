@@ -21,11 +21,13 @@ BUCKET = 4  # entries per bucket of the transposition table; an entry is 16 byte
 DEFAULT_TT_BITS = 14  # 2**14 buckets = 64 Ki entries = 1 MiB
 STRICT_TT_BITS = 12  # 256 KiB: strict searches ~100 positions a deal (max ~3,300); 2-4% faster than 1 MiB
 EASY_TT_BITS = 22  # 2**22 buckets = 16 Mi entries = 256 MiB: easy has far more positions
-# 2**20 buckets = 64 MiB: standard and reverse with optional discards (the pending search, whose
-# entries take two slots each) search 10^7-10^8 positions on the deals that cannot be won, and
-# forget too much in a small table: deal 39 of seed 2026 took over 6 minutes with 1 MiB, 54 s
-# with 4 MiB, 37 s with 16 MiB, 32 s with 64 MiB (docs/solver.md)
-PENDING_TT_BITS = 20
+# 2**18 buckets = 16 MiB: standard and reverse with optional discards (the pending search, whose
+# entries take two slots each) search 10^7-10^8 positions on the deals that cannot be won. Without
+# the covered-position skip a small table forgot too much: deal 39 of seed 2026 took over 6 minutes
+# with 1 MiB, 54 s with 4 MiB, 37 s with 16 MiB, 32 s with 64 MiB. With it (a covering entry answers
+# for many keys) 16 MiB searches 2-35 % more positions than 64 MiB in 10-17 % less time, its misses
+# being cheaper (docs/solver.md, "Covered positions")
+PENDING_TT_BITS = 18
 
 
 @nb.njit(cache=True, inline="always", _nrt=False)

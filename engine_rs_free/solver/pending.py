@@ -25,7 +25,10 @@ that reading (the tests replay it).
 A position is the native one (``native.py``: a 52-bit mask of the cards on
 their own piles with the stock position, and the foreign bottoms) and a third
 word, the pending cards: native bits 0..51, and bit 52 + p for the foreign
-bottom of pile p. Its key is the three words (``table._tt3_seen_or_add``).
+bottom of pile p. Its key is the three words (``table._tt3_seen_or_add``); with
+``optional.RULE_COVER`` the table answers for a position whose cards lie as in
+an entry's and whose pending cards are a subset of the entry's
+(``table._tt3_covered_or_add``: such a position has no line the entry lacks).
 
 Action codes of this search (internal; the line is turned into game codes):
 ``KIND_DEAL``; ``KIND_MOVE + 4*src + 16*dst + 64*depth``, the card ``depth``
@@ -525,7 +528,8 @@ def _search_pending(nstock, start_score, cap, deck, od, rules, flags, node_limit
     """The search over pending discards from a fresh deal (no discard made yet).
 
     ``flags``: the rules of ``optional`` that take pending cards off (RULE_END, RULE_NO_TARGET,
-    RULE_STRICT_PILES). ``cap``: no line of the game scores more (48, or the last deal's cap); the
+    RULE_STRICT_PILES), the lock bound's pruning (RULE_LOCK) and the skip of covered positions
+    (RULE_COVER). ``cap``: no line of the game scores more (48, or the last deal's cap); the
     search stops when it reaches it (a line of this search is a game line with the same score).
     Returns (best score, best line length, nodes, status); ``work.best_line``
     holds the line in this search's codes (``_pd_game_line`` turns it into the game's).

@@ -65,7 +65,7 @@ from .optional import (  # noqa: F401
     RULE_STRICT_PILES,
     _opt_in_play,
 )
-from .table import _tt3_covered_or_add, _tt3_seen_or_add
+from .table import _tt3_probe
 
 FOREIGN_PEND = 52  # pending-word bit 52 + p: the foreign bottom of pile p is pending
 _ONE = np.uint64(1)
@@ -548,10 +548,7 @@ def _search_pending(nstock, start_score, cap, deck, od, rules, flags, node_limit
     best_len = 0
     nodes = 1
     status = STATUS_SOLVED
-    if use_cover:
-        _tt3_covered_or_add(table, mask, fw, pend, epoch, 0)
-    else:
-        _tt3_seen_or_add(table, mask, fw, pend, epoch, 0)
+    _tt3_probe(table, mask, fw, pend, epoch, 0, use_cover)
     if best >= cap:
         return best, 0, nodes, status
     keys1[0] = mask
@@ -586,10 +583,7 @@ def _search_pending(nstock, start_score, cap, deck, od, rules, flags, node_limit
         if not skip:
             # (a covered position has no line that the covering one lacks: docs/solver.md, "Covered
             # positions"; like a position seen before, it is not searched again)
-            if use_cover:
-                skip = _tt3_covered_or_add(table, n1, fw, pend, epoch, sp)
-            else:
-                skip = _tt3_seen_or_add(table, n1, fw, pend, epoch, sp)
+            skip = _tt3_probe(table, n1, fw, pend, epoch, sp, use_cover)
         if skip:
             continue
         if node_limit > 0 and nodes >= node_limit:

@@ -97,6 +97,46 @@ def _tt3_put(tt, i, k1, k2, k3, epoch, sp):
 
 
 @nb.njit(cache=True, inline="always", _nrt=False)
+def _tt3_probe(table, k1, k2, k3, epoch, sp, cover):
+    """The probe of both three-word layouts: ``_tt3_seen_or_add`` (``cover`` False: the exact key) and
+    ``_tt3_covered_or_add`` (``cover`` True: a key whose pending word ``k3`` is a subset of an entry's
+    of the same physical position). True when found; else the key is added and False returned."""
+    tt = table.slots
+    if cover:
+        # the bucket from the physical position alone: the pending variants of a position meet there
+        h1 = k1
+    else:
+        # (k3 is spread first: a pending card is also a bit of k1, so k1 ^ k3 alone would fold the
+        # positions that differ in which cards are pending onto one bucket)
+        h1 = k1 ^ (k3 * np.uint64(0xC2B2AE3D27D4EB4F))
+    base = np.int64(_mix(h1, k2) & table.mask) * (2 * BUCKET)
+    victim = base
+    victim_sp = -1
+    contained = -1  # (cover) an entry of this position whose pending cards are a subset of k3
+    for s in range(BUCKET // 2):
+        i = base + 4 * s
+        w = tt[i + 1]
+        tag = np.uint32(w >> np.uint64(32))
+        if (tag >> np.uint32(8)) != epoch:
+            victim = i  # a free slot: the key is not further on (as in _tt_seen_or_add)
+            break
+        if tt[i] == k1 and np.uint32(w & np.uint64(0xFFFFFFFF)) == k2:
+            old = tt[i + 2]
+            if old == k3 or (cover and (k3 & ~old) == 0):
+                return True
+            if cover and (old & ~k3) == 0:
+                contained = i
+        esp = np.int64(tag & np.uint32(255))
+        if esp >= victim_sp:
+            victim = i
+            victim_sp = esp
+    if contained >= 0:
+        victim = contained
+    _tt3_put(tt, victim, k1, k2, k3, epoch, sp)
+    return False
+
+
+@nb.njit(cache=True, inline="always", _nrt=False)
 def _tt3_seen_or_add(table, k1, k2, k3, epoch, sp):
     """``_tt_seen_or_add`` for a key of three words (the pending-discards search: ``k3`` is its
     pending cards), in the same table: entries of four words, two to a bucket.
@@ -107,27 +147,7 @@ def _tt3_seen_or_add(table, k1, k2, k3, epoch, sp):
     those of its entries 1 and 3, so an entry of one layout is a free slot to the other (another
     epoch), and a search uses one layout (one epoch per search).
     """
-    tt = table.slots
-    # (k3 is spread first: a pending card is also a bit of k1, so k1 ^ k3 alone would fold the
-    # positions that differ in which cards are pending onto one bucket)
-    base = np.int64(_mix(k1 ^ (k3 * np.uint64(0xC2B2AE3D27D4EB4F)), k2) & table.mask) * (2 * BUCKET)
-    victim = base
-    victim_sp = -1
-    for s in range(BUCKET // 2):
-        i = base + 4 * s
-        w = tt[i + 1]
-        tag = np.uint32(w >> np.uint64(32))
-        if (tag >> np.uint32(8)) != epoch:
-            victim = i  # a free slot: the key is not further on (as in _tt_seen_or_add)
-            break
-        if tt[i] == k1 and np.uint32(w & np.uint64(0xFFFFFFFF)) == k2 and tt[i + 2] == k3:
-            return True
-        esp = np.int64(tag & np.uint32(255))
-        if esp >= victim_sp:
-            victim = i
-            victim_sp = esp
-    _tt3_put(tt, victim, k1, k2, k3, epoch, sp)
-    return False
+    return _tt3_probe(table, k1, k2, k3, epoch, sp, False)
 
 
 @nb.njit(cache=True, inline="always", _nrt=False)
@@ -142,29 +162,4 @@ def _tt3_covered_or_add(table, k1, k2, k3, epoch, sp):
     that the pending variants of a position meet in one bucket; a new key replaces an entry of its
     position whose pending cards it contains, before any other.
     """
-    tt = table.slots
-    base = np.int64(_mix(k1, k2) & table.mask) * (2 * BUCKET)
-    victim = base
-    victim_sp = -1
-    contained = -1  # an entry of this position whose pending cards are a subset of k3
-    for s in range(BUCKET // 2):
-        i = base + 4 * s
-        w = tt[i + 1]
-        tag = np.uint32(w >> np.uint64(32))
-        if (tag >> np.uint32(8)) != epoch:
-            victim = i  # a free slot: no entry of this epoch further on (as in _tt_seen_or_add)
-            break
-        if tt[i] == k1 and np.uint32(w & np.uint64(0xFFFFFFFF)) == k2:
-            old = tt[i + 2]
-            if (k3 & ~old) == 0:
-                return True
-            if (old & ~k3) == 0:
-                contained = i
-        esp = np.int64(tag & np.uint32(255))
-        if esp >= victim_sp:
-            victim = i
-            victim_sp = esp
-    if contained >= 0:
-        victim = contained
-    _tt3_put(tt, victim, k1, k2, k3, epoch, sp)
-    return False
+    return _tt3_probe(table, k1, k2, k3, epoch, sp, True)

@@ -34,6 +34,7 @@ from engine_rs_free.solver.generic import RULE_LAST_DEAL_CAP
 from engine_rs_free.solver.optional import (
     ALL_RULES,
     RULE_COVER,
+    RULE_COVER_REAL,
     RULE_END,
     RULE_FORCED_FIRST,
     RULE_LOCK,
@@ -112,8 +113,9 @@ def test_rule_flags_follow_the_rule_set():
     always = RULE_LAST_DEAL_CAP | RULE_FORCED_FIRST
     # every rule set without a restriction searches its discards as pending discards (pending.py;
     # test_solver_pending holds it to the plain search, and the test below to the generic one)
-    # (and prunes with the lock bound and skips covered positions, which the pending search alone reads)
-    pending = RULE_PENDING | RULE_LOCK | RULE_COVER
+    # (and prunes with the lock bound and skips covered positions, both kinds, which the pending search alone
+    # reads)
+    pending = RULE_PENDING | RULE_LOCK | RULE_COVER | RULE_COVER_REAL
     assert rule_flags(rules_by_name("standard+optional")) == always | RULE_END | RULE_NO_TARGET | pending
     assert rule_flags(rules_by_name("reverse+optional")) == always | RULE_END | RULE_NO_TARGET | pending
     assert ALL_RULES == RULE_END | RULE_NO_TARGET | RULE_STRICT_PILES
@@ -148,7 +150,8 @@ def _check_against_generic(variant, count, seed, limit, min_solved):
     flags = rule_flags(rules_by_name(variant)) & ALL_RULES
     safe = {0, flags & RULE_END, flags & ~RULE_END, flags} | {r | RULE_PENDING for r in (0, flags)} \
         | {r | RULE_PENDING | RULE_LOCK for r in (0, flags)} \
-        | {r | RULE_PENDING | RULE_COVER | e for r in (0, flags) for e in (0, RULE_LOCK)}
+        | {r | RULE_PENDING | RULE_COVER | e for r in (0, flags) for e in (0, RULE_LOCK)} \
+        | {r | RULE_PENDING | RULE_COVER_REAL | e for r in (0, flags) for e in (0, RULE_LOCK | RULE_COVER)}
     both = RULE_LAST_DEAL_CAP | RULE_FORCED_FIRST
     combos = {r | e for r in safe for e in (0, both)} | {r | e for r in (flags, flags | RULE_PENDING)
                                                          for e in (RULE_LAST_DEAL_CAP, RULE_FORCED_FIRST)}

@@ -12,10 +12,14 @@
   two-word layout or another epoch; the covering probe (``RULE_COVER``) answers exactly for the
   keys of the same physical position whose pending cards are a subset of a kept entry's.
 - Covered positions: the search that skips them has the values of the one that does not, on the
-  same deals, and searches fewer positions.
+  same deals, and searches fewer positions; with ``RULE_COVER_REAL`` too. The covering relation of
+  ``_tt3_probe_real`` (``_tt3_covers``, on native key words) is held to a restatement over piles
+  written out as sequences of cards (hypothesis), and its probe answers for covered keys only.
 """
 
 from __future__ import annotations
+
+import random
 
 import numpy as np
 import pytest
@@ -25,8 +29,19 @@ from engine_rs_free.deals import deal_batch
 from engine_rs_free.rules import rules_by_name
 from engine_rs_free.solver import core
 from engine_rs_free.solver.common import Table
-from engine_rs_free.solver.optional import ALL_RULES, RULE_COVER, RULE_LOCK, RULE_PENDING, rule_flags
-from engine_rs_free.solver.table import BUCKET, _tt3_covered_or_add, _tt3_seen_or_add, _tt_seen_or_add
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from engine_rs_free.solver.optional import ALL_RULES, RULE_COVER, RULE_COVER_REAL, RULE_LOCK, RULE_PENDING, rule_flags
+from engine_rs_free.solver.table import (
+    BUCKET,
+    _tt3_covered_or_add,
+    _tt3_covers,
+    _tt3_probe,
+    _tt3_probe_real,
+    _tt3_seen_or_add,
+    _tt_seen_or_add,
+)
 
 VARIANTS = ["standard+optional", "strict+optional", "reverse+optional"]
 
@@ -46,7 +61,8 @@ def _plain_and_pending(variant, decks, limit):
     plain, _pn, plain_status, _ = _run(decks, variant, rules_only, limit)
     finished = []
     # the pending search with and without the lock bound's pruning and the covered positions' skip
-    for lock in (0, RULE_LOCK, RULE_COVER, RULE_LOCK | RULE_COVER):
+    for lock in (0, RULE_LOCK, RULE_COVER, RULE_LOCK | RULE_COVER, RULE_COVER_REAL,
+                 RULE_LOCK | RULE_COVER | RULE_COVER_REAL):
         pend, _n, pend_status, _ = _run(decks, variant, rules_only | RULE_PENDING | lock, limit)
         both = (plain_status == 0) & (pend_status == 0)
         assert np.array_equal(pend[both], plain[both]), (variant, lock)
@@ -84,7 +100,7 @@ def test_pending_equals_plain_optional_on_standard_and_reverse_deals_full_count(
     assert _plain_and_pending(variant, decks, 3_000_000) >= 60
 
 
-@pytest.mark.parametrize("lock", [0, RULE_LOCK, RULE_LOCK | RULE_COVER])
+@pytest.mark.parametrize("lock", [0, RULE_LOCK, RULE_LOCK | RULE_COVER, RULE_LOCK | RULE_COVER | RULE_COVER_REAL])
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_pending_lines_are_legal_game_lines_to_the_score(variant, lock):
     decks = deal_batch(2026, 0, 24)
@@ -136,6 +152,163 @@ def test_skipping_covered_positions_keeps_every_value_and_searches_fewer_positio
     assert both.sum() >= len(decks) - 2
     assert np.array_equal(with_cover[both], without[both])
     assert n_with[both].sum() < 0.9 * n_without[both].sum(), (int(n_with[both].sum()), int(n_without[both].sum()))
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_skipping_positions_covered_with_cards_taken_off_keeps_every_value_and_searches_fewer(variant):
+    # every rule on, with and without RULE_COVER_REAL: the same values deal for deal, and fewer positions
+    decks = deal_batch(2026, 0, 60 if variant.startswith("strict") else 12)
+    flags = rule_flags(rules_by_name(variant))
+    assert flags & RULE_COVER_REAL
+    with_real, n_with, st_with, _ = _run(decks, variant, flags, 3_000_000)
+    without, n_without, st_without, _ = _run(decks, variant, flags & ~RULE_COVER_REAL, 3_000_000)
+    both = (st_with == 0) & (st_without == 0)
+    assert both.sum() >= len(decks) - 2
+    assert np.array_equal(with_real[both], without[both])
+    assert n_with[both].sum() < 0.9 * n_without[both].sum(), (int(n_with[both].sum()), int(n_without[both].sum()))
+
+
+# A pending position written out: per pile, its cards bottom first, each a token: ("f", card id) for the
+# foreign bottom, ("o", native bit) for a card on its own pile; the pending tokens; the stock position.
+def _written_out(k1, k2, k3):
+    piles, pending = [], set()
+    for p in range(4):
+        pile = []
+        f = (int(k2) >> (8 * p)) & 255
+        if f != 255:
+            pile.append(("f", f))
+            if (int(k3) >> (52 + p)) & 1:
+                pending.add(("f", f))
+        for j in range(13):
+            b = 13 * p + j
+            if (int(k1) >> b) & 1:
+                pile.append(("o", b))
+                if (int(k3) >> b) & 1:
+                    pending.add(("o", b))
+        piles.append(pile)
+    return piles, pending, int(k1) >> 52
+
+
+def _covers_restated(e, k):
+    """e covers k: the same stock position; every pile of k is e's with some of e's pending cards taken
+    out, the others in the same order; and k's pending cards are pending in e."""
+    e_piles, e_pending, e_sp = _written_out(*e)
+    k_piles, k_pending, k_sp = _written_out(*k)
+    if e_sp != k_sp or not k_pending <= e_pending:
+        return False
+    for ep, kp in zip(e_piles, k_piles):
+        if [t for t in ep if t in kp] != kp or not all(t in e_pending for t in ep if t not in kp):
+            return False
+    return True
+
+
+@st.composite
+def _position_pairs(draw):
+    """A pending position e, and k: e with some pending cards taken off and some turned real (covered),
+    then, sometimes, one change that may break that (a real card taken off, a card added, a pending bit
+    set, another foreign bottom or stock position)."""
+    bits = draw(st.integers(0, (1 << 52) - 1))
+    sp = draw(st.integers(0, 12))
+    foreign = [draw(st.sampled_from([255, 3, 17, 40])) for _ in range(4)]
+    k1 = np.uint64(bits | (sp << 52))
+    k2 = np.uint32(sum(f << (8 * p) for p, f in enumerate(foreign)))
+    fbits = sum(1 << (52 + p) for p, f in enumerate(foreign) if f != 255)
+    pend = draw(st.integers(0, (1 << 56) - 1)) & (bits | fbits)
+    e = (k1, k2, np.uint64(pend))
+    off = draw(st.integers(0, (1 << 56) - 1)) & pend  # pending cards taken off
+    real = draw(st.integers(0, (1 << 56) - 1)) & pend & ~off  # pending cards turned real
+    kbits, kforeign = bits & ~off, list(foreign)
+    for p in range(4):
+        if (off >> (52 + p)) & 1:
+            kforeign[p] = 255
+    kpend = pend & ~off & ~real
+    change = draw(st.integers(0, 6))
+    b = draw(st.integers(0, 51))
+    if change == 1:
+        kbits &= ~(1 << b)  # a card taken off, pending or not
+        kpend &= ~(1 << b)
+    elif change == 2:
+        kbits |= 1 << b  # a card added (or not, if there)
+    elif change == 3:
+        kpend |= (1 << b) & kbits  # a card made pending (or not, if pending or absent)
+    elif change == 4:
+        kforeign[b % 4] = draw(st.sampled_from([255, 3, 17, 40, 41]))
+    elif change == 5:
+        sp = (sp + 1) % 13
+    kfbits = sum(1 << (52 + p) for p, f in enumerate(kforeign) if f != 255)
+    kpend &= kbits | kfbits
+    k = (np.uint64(kbits | (sp << 52)), np.uint32(sum(f << (8 * p) for p, f in enumerate(kforeign))),
+         np.uint64(kpend))
+    return e, k
+
+
+@settings(max_examples=3000, deadline=None)
+@given(_position_pairs())
+def test_the_covering_relation_equals_its_restatement(pair):
+    e, k = pair
+    assert bool(_tt3_covers(*e, *k)) == _covers_restated(e, k)
+
+
+def test_the_covering_relation_equals_its_restatement_on_random_pairs():
+    # the same check on pairs drawn with random, where both answers come often (hypothesis' draws above
+    # are not counted)
+    rng = random.Random(5)
+    answers = []
+    for _ in range(2000):
+        e, k = _pair_with(rng)
+        covered = _covers_restated(e, k)
+        assert bool(_tt3_covers(*e, *k)) == covered, (e, k)
+        answers.append(covered)
+    assert 400 <= sum(answers) <= 1600, sum(answers)
+
+
+def _pair_with(rng):
+    """e, and k: e with some pending cards taken off (mostly) or any cards taken off, some pending cards
+    turned real or real ones made pending, the foreign bottom of pile 1 kept or taken off."""
+    bits = rng.getrandbits(52)
+    fpend = rng.getrandbits(1) << 53
+    pend = (rng.getrandbits(52) & bits) | fpend
+    off = rng.getrandbits(52) & (pend if rng.random() < 0.7 else bits)
+    foff = rng.random() < 0.5 and (fpend or rng.random() < 0.2)
+    kpend = (pend & ~off & ~(rng.getrandbits(52) if rng.random() < 0.3 else 0)) | (
+        rng.getrandbits(52) & bits & ~off if rng.random() < 0.2 else 0)
+    kb = np.uint32(0xFFFFFFFF) if foff else np.uint32(0xFFFF11FF)
+    if foff:
+        kpend &= ~(1 << 53)
+    e = (np.uint64(bits | (3 << 52)), np.uint32(0xFFFF11FF), np.uint64(pend))
+    k = (np.uint64((bits & ~off) | (3 << 52)), kb, np.uint64(kpend))
+    return e, k
+
+
+def test_real_cards_probe_answers_for_covered_positions_only():
+    buckets = 1 << 6
+    table = Table(np.zeros(2 * BUCKET * buckets, np.uint64), np.uint64(buckets - 1))
+    e = np.uint32(3)
+    # cards 7, 9, 20 on pile 0, 30 on pile 2; 9 and 30 pending; a pending foreign bottom 17 on pile 3
+    a = np.uint64((5 << 52) | (1 << 7) | (1 << 9) | (1 << 20) | (1 << 30))
+    b = np.uint32(0x11FFFFFF)
+    pend = np.uint64((1 << 9) | (1 << 30) | (1 << 55))
+    assert not _tt3_probe_real(table, a, b, pend, e, 5)
+    # taken off: 9, 30, the foreign bottom, any of them: covered, with the same real cards (a pending card
+    # turned real is covered too, but has other real cards: that is the first probe's, the same cards)
+    for off in (1 << 9, 1 << 30, (1 << 9) | (1 << 30), 1 << 55, (1 << 55) | (1 << 9)):
+        kb = b | np.uint32(0xFF000000) if off & (1 << 55) else b
+        k1 = np.uint64(int(a) & ~(off & ((1 << 52) - 1)))  # (bits 52.. of off: foreign bottoms, of k1: the stock)
+        assert _tt3_probe_real(table, k1, kb, np.uint64(int(pend) & ~off), e, 5), off
+    k1 = np.uint64(int(a) & ~(1 << 9) & ~(1 << 30))
+    assert _tt3_probe_real(table, k1, np.uint32(0xFFFFFFFF), np.uint64(0), e, 5)
+    # a real card taken off (20), a card the entry lacks (21), a pending card the entry has real (7),
+    # another stock position or epoch: not covered
+    assert not _tt3_probe_real(table, np.uint64(int(a) & ~(1 << 20)), b, pend, e, 5)
+    assert not _tt3_probe_real(table, np.uint64(int(a) | (1 << 21)), b, pend, e, 5)
+    assert not _tt3_probe_real(table, a, b, np.uint64(int(pend) | (1 << 7)), e, 5)
+    assert not _tt3_probe_real(table, np.uint64(int(a) + (1 << 52)), b, pend, e, 5)
+    assert not _tt3_probe_real(table, a, b, pend, np.uint32(4), 5)
+    # it never reads the first half of the table, where the search's _tt3_probe puts its keys
+    table2 = Table(np.zeros(2 * BUCKET * buckets, np.uint64), np.uint64(buckets - 1))
+    assert not _tt3_probe(table2, a, b, pend, e, 5, True, table2.mask >> np.uint64(1))
+    assert _tt3_probe(table2, a, b, pend, e, 5, True, table2.mask >> np.uint64(1))
+    assert not _tt3_probe_real(table2, a, b, pend, e, 5)
 
 
 def test_covering_probe_answers_for_subsets_of_the_pending_cards_only():

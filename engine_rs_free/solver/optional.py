@@ -58,6 +58,10 @@ RULE_LOCK = 256
 # pending cards are a subset of that one's (table._tt3_covered_or_add): it has no line the other
 # lacks (docs/solver.md, "Covered positions")
 RULE_COVER = 1024
+# ... and one whose cards are those of a position of its table less some of that one's pending cards, in
+# the same places, its own pending cards pending there too (table._tt3_probe_real: the taken-off pending
+# cards were that position's to keep or not, so it has every line this one has)
+RULE_COVER_REAL = 2048
 
 
 def rule_flags(rules) -> int:
@@ -76,11 +80,11 @@ def rule_flags(rules) -> int:
         return always
     if rules.fill == FILL_ACE:
         # strict: the pending-discards search (pending.py), 9x fewer positions and about 2x faster
-        return always | ALL_RULES | RULE_PENDING | RULE_LOCK | RULE_COVER
+        return always | ALL_RULES | RULE_PENDING | RULE_LOCK | RULE_COVER | RULE_COVER_REAL
     # standard and reverse: the pending search too, since the forced search first settles the deals
     # that are won (where this one was the faster) and with a table of 16 MiB (table.tt_bits_for),
     # it is 2-3x faster on the rest (docs/solver.md, "The pending search for standard and reverse")
-    return always | RULE_END | RULE_NO_TARGET | RULE_PENDING | RULE_LOCK | RULE_COVER
+    return always | RULE_END | RULE_NO_TARGET | RULE_PENDING | RULE_LOCK | RULE_COVER | RULE_COVER_REAL
 
 
 @nb.njit(cache=True, inline="always", _nrt=False)

@@ -28,7 +28,9 @@ word, the pending cards: native bits 0..51, and bit 52 + p for the foreign
 bottom of pile p. Its key is the three words (``table._tt3_seen_or_add``); with
 ``optional.RULE_COVER`` the table answers for a position whose cards lie as in
 an entry's and whose pending cards are a subset of the entry's
-(``table._tt3_covered_or_add``: such a position has no line the entry lacks).
+(``table._tt3_covered_or_add``: such a position has no line the entry lacks), and
+with ``optional.RULE_COVER_REAL`` also for one whose cards are an entry's less
+some of its pending cards (``table._tt3_probe_real``, in the table's second half).
 
 Action codes of this search (internal; the line is turned into game codes):
 ``KIND_DEAL``; ``KIND_MOVE + 4*src + 16*dst + 64*depth``, the card ``depth``
@@ -58,6 +60,7 @@ from .common import (
 from .native import DEAL_BITS, NO_FOREIGN4, _nat_field, _nat_foreign
 from .optional import (  # noqa: F401
     RULE_COVER,
+    RULE_COVER_REAL,
     RULE_END,
     RULE_LOCK,
     RULE_NO_TARGET,
@@ -65,7 +68,7 @@ from .optional import (  # noqa: F401
     RULE_STRICT_PILES,
     _opt_in_play,
 )
-from .table import _tt3_probe
+from .table import _tt3_probe, _tt3_probe_real
 
 FOREIGN_PEND = 52  # pending-word bit 52 + p: the foreign bottom of pile p is pending
 _ONE = np.uint64(1)
@@ -528,8 +531,8 @@ def _search_pending(nstock, start_score, cap, deck, od, rules, flags, node_limit
     """The search over pending discards from a fresh deal (no discard made yet).
 
     ``flags``: the rules of ``optional`` that take pending cards off (RULE_END, RULE_NO_TARGET,
-    RULE_STRICT_PILES), the lock bound's pruning (RULE_LOCK) and the skip of covered positions
-    (RULE_COVER). ``cap``: no line of the game scores more (48, or the last deal's cap); the
+    RULE_STRICT_PILES), the lock bound's pruning (RULE_LOCK) and the skips of covered positions
+    (RULE_COVER: the same cards; RULE_COVER_REAL: some pending cards taken off). ``cap``: no line of the game scores more (48, or the last deal's cap); the
     search stops when it reaches it (a line of this search is a game line with the same score).
     Returns (best score, best line length, nodes, status); ``work.best_line``
     holds the line in this search's codes (``_pd_game_line`` turns it into the game's).
@@ -544,11 +547,16 @@ def _search_pending(nstock, start_score, cap, deck, od, rules, flags, node_limit
     topm = top_rank_bits(deck)
     use_lock = (flags & RULE_LOCK) != 0
     use_cover = (flags & RULE_COVER) != 0
+    use_real = (flags & RULE_COVER_REAL) != 0
+    # (with RULE_COVER_REAL the table's second half is _tt3_probe_real's)
+    buckets = table.mask >> np.uint64(1) if use_real else table.mask
     best = start_score
     best_len = 0
     nodes = 1
     status = STATUS_SOLVED
-    _tt3_probe(table, mask, fw, pend, epoch, 0, use_cover)
+    _tt3_probe(table, mask, fw, pend, epoch, 0, use_cover, buckets)
+    if use_real:
+        _tt3_probe_real(table, mask, fw, pend, epoch, 0)
     if best >= cap:
         return best, 0, nodes, status
     keys1[0] = mask
@@ -583,7 +591,10 @@ def _search_pending(nstock, start_score, cap, deck, od, rules, flags, node_limit
         if not skip:
             # (a covered position has no line that the covering one lacks: docs/solver.md, "Covered
             # positions"; like a position seen before, it is not searched again)
-            skip = _tt3_probe(table, n1, fw, pend, epoch, sp, use_cover)
+            skip = _tt3_probe(table, n1, fw, pend, epoch, sp, use_cover, buckets)
+            if not skip and use_real:
+                # (nor is one covered by a position that still holds some of its taken-off pending cards)
+                skip = _tt3_probe_real(table, n1, fw, pend, epoch, sp)
         if skip:
             continue
         if node_limit > 0 and nodes >= node_limit:

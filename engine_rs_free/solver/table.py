@@ -26,7 +26,9 @@ EASY_TT_BITS = 22  # 2**22 buckets = 16 Mi entries = 256 MiB: easy has far more 
 # the covered-position skip a small table forgot too much: deal 39 of seed 2026 took over 6 minutes
 # with 1 MiB, 54 s with 4 MiB, 37 s with 16 MiB, 32 s with 64 MiB. With it (a covering entry answers
 # for many keys) 16 MiB searches 2-35 % more positions than 64 MiB in 10-17 % less time, its misses
-# being cheaper (docs/solver.md, "Covered positions")
+# being cheaper (docs/solver.md, "Covered positions"). With optional.RULE_COVER_REAL the table is two
+# halves of 8 MiB, one a probe ("Covered positions with cards taken off"): 16 MiB still searched fastest
+# (heavy standard deals: 4.1-4.4 s with 16 MiB, 4.4 s with 32, 4.5 s with 64)
 PENDING_TT_BITS = 18
 
 
@@ -97,10 +99,12 @@ def _tt3_put(tt, i, k1, k2, k3, epoch, sp):
 
 
 @nb.njit(cache=True, inline="always", _nrt=False)
-def _tt3_probe(table, k1, k2, k3, epoch, sp, cover):
+def _tt3_probe(table, k1, k2, k3, epoch, sp, cover, buckets):
     """The probe of both three-word layouts: ``_tt3_seen_or_add`` (``cover`` False: the exact key) and
     ``_tt3_covered_or_add`` (``cover`` True: a key whose pending word ``k3`` is a subset of an entry's
-    of the same physical position). True when found; else the key is added and False returned."""
+    of the same physical position). True when found; else the key is added and False returned.
+    ``buckets``: the bucket mask, ``table.mask`` for the whole table, ``table.mask >> 1`` for its first
+    half (the second is ``_tt3_probe_real``'s)."""
     tt = table.slots
     if cover:
         # the bucket from the physical position alone: the pending variants of a position meet there
@@ -109,7 +113,7 @@ def _tt3_probe(table, k1, k2, k3, epoch, sp, cover):
         # (k3 is spread first: a pending card is also a bit of k1, so k1 ^ k3 alone would fold the
         # positions that differ in which cards are pending onto one bucket)
         h1 = k1 ^ (k3 * np.uint64(0xC2B2AE3D27D4EB4F))
-    base = np.int64(_mix(h1, k2) & table.mask) * (2 * BUCKET)
+    base = np.int64(_mix(h1, k2) & buckets) * (2 * BUCKET)
     victim = base
     victim_sp = -1
     contained = -1  # (cover) an entry of this position whose pending cards are a subset of k3
@@ -147,7 +151,7 @@ def _tt3_seen_or_add(table, k1, k2, k3, epoch, sp):
     those of its entries 1 and 3, so an entry of one layout is a free slot to the other (another
     epoch), and a search uses one layout (one epoch per search).
     """
-    return _tt3_probe(table, k1, k2, k3, epoch, sp, False)
+    return _tt3_probe(table, k1, k2, k3, epoch, sp, False, table.mask)
 
 
 @nb.njit(cache=True, inline="always", _nrt=False)
@@ -162,4 +166,72 @@ def _tt3_covered_or_add(table, k1, k2, k3, epoch, sp):
     that the pending variants of a position meet in one bucket; a new key replaces an entry of its
     position whose pending cards it contains, before any other.
     """
-    return _tt3_probe(table, k1, k2, k3, epoch, sp, True)
+    return _tt3_probe(table, k1, k2, k3, epoch, sp, True, table.mask)
+
+
+_M52 = np.uint64((1 << 52) - 1)  # the card bits of a native key word (the stock position above them)
+
+
+@nb.njit(cache=True, inline="always", _nrt=False)
+def _tt3_covers(e1, e2, e3, k1, k2, k3):
+    """Pending position e (native words ``e1``, ``e2``, pending word ``e3``) covers k: the same stock
+    position, k's cards are e's less some of e's pending cards, in the same places, and k's pending
+    cards are e's too (docs/solver.md, "Covered positions": k then has no line that e lacks)."""
+    if (e1 >> np.uint64(52)) != (k1 >> np.uint64(52)):
+        return False
+    m1 = e1 & _M52
+    m2 = k1 & _M52
+    if (m2 & ~m1) != 0 or (k3 & ~e3) != 0 or (m1 & ~m2 & ~e3) != 0:
+        return False
+    for p in range(4):
+        f1 = (e2 >> np.uint32(8 * p)) & np.uint32(255)
+        f2 = (k2 >> np.uint32(8 * p)) & np.uint32(255)
+        # (a foreign bottom: the same card, or e's is pending and k has none)
+        if f1 != f2 and not (f2 == 255 and ((e3 >> np.uint64(52 + p)) & np.uint64(1)) != 0):
+            return False
+    return True
+
+
+@nb.njit(cache=True, inline="always", _nrt=False)
+def _tt3_probe_real(table, k1, k2, k3, epoch, sp):
+    """True when the second half of the table holds a position that covers the key (``_tt3_covers``);
+    else add the key there and return False. The pending search with ``optional.RULE_COVER_REAL``
+    probes it after ``_tt3_probe`` on the first half.
+
+    A position covered by one with the same cards in the same places is found by ``_tt3_probe``, whose
+    bucket comes from the physical cards. This one finds those that have taken off some of the other's
+    pending cards: its bucket comes from the *real* cards (the cards less the pending ones, and the
+    stock position), which such positions share when their pending cards are pending in the other, as
+    they mostly are. A new key replaces an entry of this bucket that it covers, before any other.
+    """
+    tt = table.slots
+    real = k1 & ~(k3 & _M52)
+    real_fw = np.uint32(k2)
+    for p in range(4):
+        if (k3 >> np.uint64(52 + p)) & np.uint64(1):
+            real_fw |= np.uint32(255) << np.uint32(8 * p)  # (a pending foreign bottom: none)
+    half = table.mask >> np.uint64(1)
+    base = (np.int64(_mix(real, real_fw) & half) + np.int64(half) + 1) * (2 * BUCKET)
+    victim = base
+    victim_sp = -1
+    contained = -1  # an entry that the key covers
+    for s in range(BUCKET // 2):
+        i = base + 4 * s
+        w = tt[i + 1]
+        tag = np.uint32(w >> np.uint64(32))
+        if (tag >> np.uint32(8)) != epoch:
+            victim = i  # a free slot: the key is not further on (as in _tt_seen_or_add)
+            break
+        e2 = np.uint32(w & np.uint64(0xFFFFFFFF))
+        if _tt3_covers(tt[i], e2, tt[i + 2], k1, k2, k3):
+            return True
+        if _tt3_covers(k1, k2, k3, tt[i], e2, tt[i + 2]):
+            contained = i
+        esp = np.int64(tag & np.uint32(255))
+        if esp >= victim_sp:
+            victim = i
+            victim_sp = esp
+    if contained >= 0:
+        victim = contained
+    _tt3_put(tt, victim, k1, k2, k3, epoch, sp)
+    return False

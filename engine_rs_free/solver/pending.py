@@ -532,7 +532,8 @@ def _search_pending(nstock, start_score, cap, deck, od, rules, flags, node_limit
 
     ``flags``: the rules of ``optional`` that take pending cards off (RULE_END, RULE_NO_TARGET,
     RULE_STRICT_PILES), the lock bound's pruning (RULE_LOCK) and the skips of covered positions
-    (RULE_COVER: the same cards; RULE_COVER_REAL: some pending cards taken off). ``cap``: no line of the game scores more (48, or the last deal's cap); the
+    (RULE_COVER: the same cards; RULE_COVER_REAL: some pending cards taken off).
+    ``cap``: no line of the game scores more (48, or the last deal's cap); the
     search stops when it reaches it (a line of this search is a game line with the same score).
     Returns (best score, best line length, nodes, status); ``work.best_line``
     holds the line in this search's codes (``_pd_game_line`` turns it into the game's).

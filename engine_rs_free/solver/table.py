@@ -201,8 +201,8 @@ def _tt3_probe_real(table, k1, k2, k3, epoch, sp):
     A position covered by one with the same cards in the same places is found by ``_tt3_probe``, whose
     bucket comes from the physical cards. This one finds those that have taken off some of the other's
     pending cards: its bucket comes from the *real* cards (the cards less the pending ones, and the
-    stock position), which such positions share when their pending cards are pending in the other, as
-    they mostly are. A new key replaces an entry of this bucket that it covers, before any other.
+    stock position), which a position shares with one whose pending cards it took off and turned none
+    of real. A new key replaces an entry of this bucket that it covers, before any other.
     """
     tt = table.slots
     real = k1 & ~(k3 & _M52)

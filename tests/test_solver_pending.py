@@ -35,6 +35,7 @@ from hypothesis import strategies as st
 from engine_rs_free.solver.optional import ALL_RULES, RULE_COVER, RULE_COVER_REAL, RULE_LOCK, RULE_PENDING, rule_flags
 from engine_rs_free.solver.table import (
     BUCKET,
+    MATCH_COVER,
     _tt3_covered_or_add,
     _tt3_covers,
     _tt3_probe,
@@ -139,32 +140,20 @@ def test_three_word_table_finds_every_key_and_only_its_own():
     assert not any(_tt3_seen_or_add(table, a, b, c, np.uint32(12), 4) for a, b, c in keys[:400])
 
 
+@pytest.mark.parametrize("rule", [RULE_COVER, RULE_COVER_REAL])
 @pytest.mark.parametrize("variant", VARIANTS)
-def test_skipping_covered_positions_keeps_every_value_and_searches_fewer_positions(variant):
-    # the same deals with and without RULE_COVER, every other rule on: the same values deal for deal
-    # (test_solver_optional holds both to the generic search with no rule), and fewer positions in all
+def test_skipping_covered_positions_keeps_every_value_and_searches_fewer_positions(variant, rule):
+    # the same deals with and without the skip (RULE_COVER: the same cards; RULE_COVER_REAL: some pending
+    # cards taken off), every other rule on: the same values deal for deal (test_solver_optional holds
+    # both to the generic search with no rule), and fewer positions in all
     decks = deal_batch(2026, 0, 60 if variant.startswith("strict") else 12)
     flags = rule_flags(rules_by_name(variant))
-    assert flags & RULE_COVER
-    with_cover, n_with, st_with, _ = _run(decks, variant, flags, 3_000_000)
-    without, n_without, st_without, _ = _run(decks, variant, flags & ~RULE_COVER, 3_000_000)
+    assert flags & rule
+    with_skip, n_with, st_with, _ = _run(decks, variant, flags, 3_000_000)
+    without, n_without, st_without, _ = _run(decks, variant, flags & ~rule, 3_000_000)
     both = (st_with == 0) & (st_without == 0)
     assert both.sum() >= len(decks) - 2
-    assert np.array_equal(with_cover[both], without[both])
-    assert n_with[both].sum() < 0.9 * n_without[both].sum(), (int(n_with[both].sum()), int(n_without[both].sum()))
-
-
-@pytest.mark.parametrize("variant", VARIANTS)
-def test_skipping_positions_covered_with_cards_taken_off_keeps_every_value_and_searches_fewer(variant):
-    # every rule on, with and without RULE_COVER_REAL: the same values deal for deal, and fewer positions
-    decks = deal_batch(2026, 0, 60 if variant.startswith("strict") else 12)
-    flags = rule_flags(rules_by_name(variant))
-    assert flags & RULE_COVER_REAL
-    with_real, n_with, st_with, _ = _run(decks, variant, flags, 3_000_000)
-    without, n_without, st_without, _ = _run(decks, variant, flags & ~RULE_COVER_REAL, 3_000_000)
-    both = (st_with == 0) & (st_without == 0)
-    assert both.sum() >= len(decks) - 2
-    assert np.array_equal(with_real[both], without[both])
+    assert np.array_equal(with_skip[both], without[both])
     assert n_with[both].sum() < 0.9 * n_without[both].sum(), (int(n_with[both].sum()), int(n_without[both].sum()))
 
 
@@ -306,8 +295,8 @@ def test_real_cards_probe_answers_for_covered_positions_only():
     assert not _tt3_probe_real(table, a, b, pend, np.uint32(4), 5)
     # it never reads the first half of the table, where the search's _tt3_probe puts its keys
     table2 = Table(np.zeros(2 * BUCKET * buckets, np.uint64), np.uint64(buckets - 1))
-    assert not _tt3_probe(table2, a, b, pend, e, 5, True, table2.mask >> np.uint64(1))
-    assert _tt3_probe(table2, a, b, pend, e, 5, True, table2.mask >> np.uint64(1))
+    assert not _tt3_probe(table2, a, b, pend, e, 5, MATCH_COVER, table2.mask >> np.uint64(1), 0)
+    assert _tt3_probe(table2, a, b, pend, e, 5, MATCH_COVER, table2.mask >> np.uint64(1), 0)
     assert not _tt3_probe_real(table2, a, b, pend, e, 5)
 
 

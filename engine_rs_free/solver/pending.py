@@ -68,7 +68,7 @@ from .optional import (  # noqa: F401
     RULE_STRICT_PILES,
     _opt_in_play,
 )
-from .table import _tt3_probe, _tt3_probe_real
+from .table import MATCH_COVER, MATCH_EXACT, _tt3_probe, _tt3_probe_real
 
 FOREIGN_PEND = 52  # pending-word bit 52 + p: the foreign bottom of pile p is pending
 _ONE = np.uint64(1)
@@ -547,7 +547,7 @@ def _search_pending(nstock, start_score, cap, deck, od, rules, flags, node_limit
     start_score += gained
     topm = top_rank_bits(deck)
     use_lock = (flags & RULE_LOCK) != 0
-    use_cover = (flags & RULE_COVER) != 0
+    match = MATCH_COVER if (flags & RULE_COVER) != 0 else MATCH_EXACT
     use_real = (flags & RULE_COVER_REAL) != 0
     # (with RULE_COVER_REAL the table's second half is _tt3_probe_real's)
     buckets = table.mask >> np.uint64(1) if use_real else table.mask
@@ -555,7 +555,7 @@ def _search_pending(nstock, start_score, cap, deck, od, rules, flags, node_limit
     best_len = 0
     nodes = 1
     status = STATUS_SOLVED
-    _tt3_probe(table, mask, fw, pend, epoch, 0, use_cover, buckets)
+    _tt3_probe(table, mask, fw, pend, epoch, 0, match, buckets, 0)
     if use_real:
         _tt3_probe_real(table, mask, fw, pend, epoch, 0)
     if best >= cap:
@@ -592,7 +592,7 @@ def _search_pending(nstock, start_score, cap, deck, od, rules, flags, node_limit
         if not skip:
             # (a covered position has no line that the covering one lacks: docs/solver.md, "Covered
             # positions"; like a position seen before, it is not searched again)
-            skip = _tt3_probe(table, n1, fw, pend, epoch, sp, use_cover, buckets)
+            skip = _tt3_probe(table, n1, fw, pend, epoch, sp, match, buckets, 0)
             if not skip and use_real:
                 # (nor is one covered by a position that still holds some of its taken-off pending cards)
                 skip = _tt3_probe_real(table, n1, fw, pend, epoch, sp)

@@ -98,77 +98,6 @@ def _tt3_put(tt, i, k1, k2, k3, epoch, sp):
     tt[i + 3] = tag
 
 
-@nb.njit(cache=True, inline="always", _nrt=False)
-def _tt3_probe(table, k1, k2, k3, epoch, sp, cover, buckets):
-    """The probe of both three-word layouts: ``_tt3_seen_or_add`` (``cover`` False: the exact key) and
-    ``_tt3_covered_or_add`` (``cover`` True: a key whose pending word ``k3`` is a subset of an entry's
-    of the same physical position). True when found; else the key is added and False returned.
-    ``buckets``: the bucket mask, ``table.mask`` for the whole table, ``table.mask >> 1`` for its first
-    half (the second is ``_tt3_probe_real``'s)."""
-    tt = table.slots
-    if cover:
-        # the bucket from the physical position alone: the pending variants of a position meet there
-        h1 = k1
-    else:
-        # (k3 is spread first: a pending card is also a bit of k1, so k1 ^ k3 alone would fold the
-        # positions that differ in which cards are pending onto one bucket)
-        h1 = k1 ^ (k3 * np.uint64(0xC2B2AE3D27D4EB4F))
-    base = np.int64(_mix(h1, k2) & buckets) * (2 * BUCKET)
-    victim = base
-    victim_sp = -1
-    contained = -1  # (cover) an entry of this position whose pending cards are a subset of k3
-    for s in range(BUCKET // 2):
-        i = base + 4 * s
-        w = tt[i + 1]
-        tag = np.uint32(w >> np.uint64(32))
-        if (tag >> np.uint32(8)) != epoch:
-            victim = i  # a free slot: the key is not further on (as in _tt_seen_or_add)
-            break
-        if tt[i] == k1 and np.uint32(w & np.uint64(0xFFFFFFFF)) == k2:
-            old = tt[i + 2]
-            if old == k3 or (cover and (k3 & ~old) == 0):
-                return True
-            if cover and (old & ~k3) == 0:
-                contained = i
-        esp = np.int64(tag & np.uint32(255))
-        if esp >= victim_sp:
-            victim = i
-            victim_sp = esp
-    if contained >= 0:
-        victim = contained
-    _tt3_put(tt, victim, k1, k2, k3, epoch, sp)
-    return False
-
-
-@nb.njit(cache=True, inline="always", _nrt=False)
-def _tt3_seen_or_add(table, k1, k2, k3, epoch, sp):
-    """``_tt_seen_or_add`` for a key of three words (the pending-discards search: ``k3`` is its
-    pending cards), in the same table: entries of four words, two to a bucket.
-
-    Entry i of bucket b is ``slots[8b + 4i .. 8b + 4i + 3]`` = (k1, k2 | tag << 32, k3, tag << 32).
-    The tag is written twice so that both layouts read a tag of this epoch only from an entry of
-    their own: words 1 and 5 are tags of ``_tt_seen_or_add``'s entries 0 and 2 and words 3 and 7
-    those of its entries 1 and 3, so an entry of one layout is a free slot to the other (another
-    epoch), and a search uses one layout (one epoch per search).
-    """
-    return _tt3_probe(table, k1, k2, k3, epoch, sp, False, table.mask)
-
-
-@nb.njit(cache=True, inline="always", _nrt=False)
-def _tt3_covered_or_add(table, k1, k2, k3, epoch, sp):
-    """True when the table holds the physical position (``k1``, ``k2``) with a superset of the pending
-    cards ``k3`` (this epoch); else add the key and return False. The pending search with
-    ``optional.RULE_COVER`` probes this instead of ``_tt3_seen_or_add`` (docs/solver.md, "Covered
-    positions": a position whose pending cards are a subset of another's with the same cards in the
-    same places has no line that the other lacks).
-
-    The layout is ``_tt3_seen_or_add``'s, but the bucket comes from the physical position alone, so
-    that the pending variants of a position meet in one bucket; a new key replaces an entry of its
-    position whose pending cards it contains, before any other.
-    """
-    return _tt3_probe(table, k1, k2, k3, epoch, sp, True, table.mask)
-
-
 _M52 = np.uint64((1 << 52) - 1)  # the card bits of a native key word (the stock position above them)
 
 
@@ -192,6 +121,95 @@ def _tt3_covers(e1, e2, e3, k1, k2, k3):
     return True
 
 
+# how a three-word probe matches a key (``_tt3_probe``)
+MATCH_EXACT = 0  # the same three words
+MATCH_COVER = 1  # the same physical position, the key's pending cards a subset of the entry's
+MATCH_REAL = 2  # an entry that covers the key (``_tt3_covers``), in the bucket of the key's real cards
+
+
+@nb.njit(cache=True, inline="always", _nrt=False)
+def _tt3_probe(table, k1, k2, k3, epoch, sp, match, buckets, first):
+    """The probe of the three-word layout: True when the table holds the key, or a key that answers for it
+    (``match``: MATCH_EXACT for ``_tt3_seen_or_add``, MATCH_COVER for ``_tt3_covered_or_add``,
+    MATCH_REAL for ``_tt3_probe_real``); else the key is added and False returned. Buckets ``first`` to
+    ``first + buckets`` (``buckets`` a mask): the whole table, or one half of it."""
+    tt = table.slots
+    h2 = k2
+    if match == MATCH_REAL:
+        # the bucket of the real cards (the pending ones, and a pending foreign bottom, left out)
+        h1 = k1 & ~(k3 & _M52)
+        for p in range(4):
+            if (k3 >> np.uint64(52 + p)) & np.uint64(1):
+                h2 |= np.uint32(255) << np.uint32(8 * p)
+    elif match == MATCH_COVER:
+        # the bucket from the physical position alone: the pending variants of a position meet there
+        h1 = k1
+    else:
+        # (k3 is spread first: a pending card is also a bit of k1, so k1 ^ k3 alone would fold the
+        # positions that differ in which cards are pending onto one bucket)
+        h1 = k1 ^ (k3 * np.uint64(0xC2B2AE3D27D4EB4F))
+    base = (np.int64(_mix(h1, h2) & buckets) + first) * (2 * BUCKET)
+    victim = base
+    victim_sp = -1
+    contained = -1  # an entry that the key answers for (MATCH_COVER, MATCH_REAL): replaced first
+    for s in range(BUCKET // 2):
+        i = base + 4 * s
+        w = tt[i + 1]
+        tag = np.uint32(w >> np.uint64(32))
+        if (tag >> np.uint32(8)) != epoch:
+            victim = i  # a free slot: the key is not further on (as in _tt_seen_or_add)
+            break
+        e2 = np.uint32(w & np.uint64(0xFFFFFFFF))
+        if match == MATCH_REAL:
+            if _tt3_covers(tt[i], e2, tt[i + 2], k1, k2, k3):
+                return True
+            if _tt3_covers(k1, k2, k3, tt[i], e2, tt[i + 2]):
+                contained = i
+        elif tt[i] == k1 and e2 == k2:
+            old = tt[i + 2]
+            if old == k3 or (match == MATCH_COVER and (k3 & ~old) == 0):
+                return True
+            if match == MATCH_COVER and (old & ~k3) == 0:
+                contained = i
+        esp = np.int64(tag & np.uint32(255))
+        if esp >= victim_sp:
+            victim = i
+            victim_sp = esp
+    if contained >= 0:
+        victim = contained
+    _tt3_put(tt, victim, k1, k2, k3, epoch, sp)
+    return False
+
+
+@nb.njit(cache=True, inline="always", _nrt=False)
+def _tt3_seen_or_add(table, k1, k2, k3, epoch, sp):
+    """``_tt_seen_or_add`` for a key of three words (the pending-discards search: ``k3`` is its
+    pending cards), in the same table: entries of four words, two to a bucket.
+
+    Entry i of bucket b is ``slots[8b + 4i .. 8b + 4i + 3]`` = (k1, k2 | tag << 32, k3, tag << 32).
+    The tag is written twice so that both layouts read a tag of this epoch only from an entry of
+    their own: words 1 and 5 are tags of ``_tt_seen_or_add``'s entries 0 and 2 and words 3 and 7
+    those of its entries 1 and 3, so an entry of one layout is a free slot to the other (another
+    epoch), and a search uses one layout (one epoch per search).
+    """
+    return _tt3_probe(table, k1, k2, k3, epoch, sp, MATCH_EXACT, table.mask, 0)
+
+
+@nb.njit(cache=True, inline="always", _nrt=False)
+def _tt3_covered_or_add(table, k1, k2, k3, epoch, sp):
+    """True when the table holds the physical position (``k1``, ``k2``) with a superset of the pending
+    cards ``k3`` (this epoch); else add the key and return False. The pending search with
+    ``optional.RULE_COVER`` probes this instead of ``_tt3_seen_or_add`` (docs/solver.md, "Covered
+    positions": a position whose pending cards are a subset of another's with the same cards in the
+    same places has no line that the other lacks).
+
+    The layout is ``_tt3_seen_or_add``'s, but the bucket comes from the physical position alone, so
+    that the pending variants of a position meet in one bucket; a new key replaces an entry of its
+    position whose pending cards it contains, before any other.
+    """
+    return _tt3_probe(table, k1, k2, k3, epoch, sp, MATCH_COVER, table.mask, 0)
+
+
 @nb.njit(cache=True, inline="always", _nrt=False)
 def _tt3_probe_real(table, k1, k2, k3, epoch, sp):
     """True when the second half of the table holds a position that covers the key (``_tt3_covers``);
@@ -204,34 +222,5 @@ def _tt3_probe_real(table, k1, k2, k3, epoch, sp):
     stock position), which a position shares with one whose pending cards it took off and turned none
     of real. A new key replaces an entry of this bucket that it covers, before any other.
     """
-    tt = table.slots
-    real = k1 & ~(k3 & _M52)
-    real_fw = np.uint32(k2)
-    for p in range(4):
-        if (k3 >> np.uint64(52 + p)) & np.uint64(1):
-            real_fw |= np.uint32(255) << np.uint32(8 * p)  # (a pending foreign bottom: none)
     half = table.mask >> np.uint64(1)
-    base = (np.int64(_mix(real, real_fw) & half) + np.int64(half) + 1) * (2 * BUCKET)
-    victim = base
-    victim_sp = -1
-    contained = -1  # an entry that the key covers
-    for s in range(BUCKET // 2):
-        i = base + 4 * s
-        w = tt[i + 1]
-        tag = np.uint32(w >> np.uint64(32))
-        if (tag >> np.uint32(8)) != epoch:
-            victim = i  # a free slot: the key is not further on (as in _tt_seen_or_add)
-            break
-        e2 = np.uint32(w & np.uint64(0xFFFFFFFF))
-        if _tt3_covers(tt[i], e2, tt[i + 2], k1, k2, k3):
-            return True
-        if _tt3_covers(k1, k2, k3, tt[i], e2, tt[i + 2]):
-            contained = i
-        esp = np.int64(tag & np.uint32(255))
-        if esp >= victim_sp:
-            victim = i
-            victim_sp = esp
-    if contained >= 0:
-        victim = contained
-    _tt3_put(tt, victim, k1, k2, k3, epoch, sp)
-    return False
+    return _tt3_probe(table, k1, k2, k3, epoch, sp, MATCH_REAL, half, np.int64(half) + 1)

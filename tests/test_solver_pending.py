@@ -14,7 +14,8 @@
 - Covered positions: the search that skips them has the values of the one that does not, on the
   same deals, and searches fewer positions; with ``RULE_COVER_REAL`` too. The covering relation of
   ``_tt3_probe_real`` (``_tt3_covers``, on native key words) is held to a restatement over piles
-  written out as sequences of cards (hypothesis), and its probe answers for covered keys only.
+  written out as sequences of cards (hypothesis, and a fixed seed where both answers are counted), and
+  its probe answers for covered keys only.
 """
 
 from __future__ import annotations
@@ -23,15 +24,14 @@ import random
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from engine_rs_free import game
 from engine_rs_free.deals import deal_batch
 from engine_rs_free.rules import rules_by_name
 from engine_rs_free.solver import core
 from engine_rs_free.solver.common import Table
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
 from engine_rs_free.solver.optional import ALL_RULES, RULE_COVER, RULE_COVER_REAL, RULE_LOCK, RULE_PENDING, rule_flags
 from engine_rs_free.solver.table import (
     BUCKET,
@@ -157,17 +157,17 @@ def test_skipping_covered_positions_keeps_every_value_and_searches_fewer_positio
     assert n_with[both].sum() < 0.9 * n_without[both].sum(), (int(n_with[both].sum()), int(n_without[both].sum()))
 
 
-# A pending position written out: per pile, its cards bottom first, each a token: ("f", card id) for the
-# foreign bottom, ("o", native bit) for a card on its own pile; the pending tokens; the stock position.
+# A pending position written out: per pile, its cards bottom first, each a token: ("f", pile, card id) for
+# the foreign bottom, ("o", native bit) for a card on its own pile; the pending tokens; the stock position.
 def _written_out(k1, k2, k3):
     piles, pending = [], set()
     for p in range(4):
         pile = []
         f = (int(k2) >> (8 * p)) & 255
         if f != 255:
-            pile.append(("f", f))
+            pile.append(("f", p, f))
             if (int(k3) >> (52 + p)) & 1:
-                pending.add(("f", f))
+                pending.add(("f", p, f))
         for j in range(13):
             b = 13 * p + j
             if (int(k1) >> b) & 1:
@@ -191,28 +191,26 @@ def _covers_restated(e, k):
     return True
 
 
-@st.composite
-def _position_pairs(draw):
+def _pair_with(rng):
     """A pending position e, and k: e with some pending cards taken off and some turned real (covered),
-    then, sometimes, one change that may break that (a real card taken off, a card added, a pending bit
-    set, another foreign bottom or stock position)."""
-    bits = draw(st.integers(0, (1 << 52) - 1))
-    sp = draw(st.integers(0, 12))
-    foreign = [draw(st.sampled_from([255, 3, 17, 40])) for _ in range(4)]
-    k1 = np.uint64(bits | (sp << 52))
-    k2 = np.uint32(sum(f << (8 * p) for p, f in enumerate(foreign)))
+    then, half the time, one change that may break that (a real card taken off, a card added, a pending
+    bit set, another foreign bottom or stock position)."""
+    bits = rng.getrandbits(52)
+    sp = rng.randrange(13)
+    foreign = [rng.choice([255, 3, 17, 40]) for _ in range(4)]
     fbits = sum(1 << (52 + p) for p, f in enumerate(foreign) if f != 255)
-    pend = draw(st.integers(0, (1 << 56) - 1)) & (bits | fbits)
-    e = (k1, k2, np.uint64(pend))
-    off = draw(st.integers(0, (1 << 56) - 1)) & pend  # pending cards taken off
-    real = draw(st.integers(0, (1 << 56) - 1)) & pend & ~off  # pending cards turned real
+    pend = rng.getrandbits(56) & (bits | fbits)
+    e = (np.uint64(bits | (sp << 52)), np.uint32(sum(f << (8 * p) for p, f in enumerate(foreign))),
+         np.uint64(pend))
+    off = rng.getrandbits(56) & pend  # pending cards taken off
+    real = rng.getrandbits(56) & pend & ~off if rng.random() < 0.3 else 0  # pending cards turned real
     kbits, kforeign = bits & ~off, list(foreign)
     for p in range(4):
         if (off >> (52 + p)) & 1:
             kforeign[p] = 255
     kpend = pend & ~off & ~real
-    change = draw(st.integers(0, 6))
-    b = draw(st.integers(0, 51))
+    change = rng.randrange(10)
+    b = rng.randrange(52)
     if change == 1:
         kbits &= ~(1 << b)  # a card taken off, pending or not
         kpend &= ~(1 << b)
@@ -221,7 +219,7 @@ def _position_pairs(draw):
     elif change == 3:
         kpend |= (1 << b) & kbits  # a card made pending (or not, if pending or absent)
     elif change == 4:
-        kforeign[b % 4] = draw(st.sampled_from([255, 3, 17, 40, 41]))
+        kforeign[b % 4] = rng.choice([255, 3, 17, 40, 41])
     elif change == 5:
         sp = (sp + 1) % 13
     kfbits = sum(1 << (52 + p) for p, f in enumerate(kforeign) if f != 255)
@@ -232,15 +230,14 @@ def _position_pairs(draw):
 
 
 @settings(max_examples=3000, deadline=None)
-@given(_position_pairs())
-def test_the_covering_relation_equals_its_restatement(pair):
-    e, k = pair
+@given(st.randoms(use_true_random=False))
+def test_the_covering_relation_equals_its_restatement(rng):
+    e, k = _pair_with(rng)
     assert bool(_tt3_covers(*e, *k)) == _covers_restated(e, k)
 
 
 def test_the_covering_relation_equals_its_restatement_on_random_pairs():
-    # the same check on pairs drawn with random, where both answers come often (hypothesis' draws above
-    # are not counted)
+    # the same check on pairs of a fixed seed, where both answers are counted: both come often
     rng = random.Random(5)
     answers = []
     for _ in range(2000):
@@ -249,24 +246,6 @@ def test_the_covering_relation_equals_its_restatement_on_random_pairs():
         assert bool(_tt3_covers(*e, *k)) == covered, (e, k)
         answers.append(covered)
     assert 400 <= sum(answers) <= 1600, sum(answers)
-
-
-def _pair_with(rng):
-    """e, and k: e with some pending cards taken off (mostly) or any cards taken off, some pending cards
-    turned real or real ones made pending, the foreign bottom of pile 1 kept or taken off."""
-    bits = rng.getrandbits(52)
-    fpend = rng.getrandbits(1) << 53
-    pend = (rng.getrandbits(52) & bits) | fpend
-    off = rng.getrandbits(52) & (pend if rng.random() < 0.7 else bits)
-    foff = rng.random() < 0.5 and (fpend or rng.random() < 0.2)
-    kpend = (pend & ~off & ~(rng.getrandbits(52) if rng.random() < 0.3 else 0)) | (
-        rng.getrandbits(52) & bits & ~off if rng.random() < 0.2 else 0)
-    kb = np.uint32(0xFFFFFFFF) if foff else np.uint32(0xFFFF11FF)
-    if foff:
-        kpend &= ~(1 << 53)
-    e = (np.uint64(bits | (3 << 52)), np.uint32(0xFFFF11FF), np.uint64(pend))
-    k = (np.uint64((bits & ~off) | (3 << 52)), kb, np.uint64(kpend))
-    return e, k
 
 
 def test_real_cards_probe_answers_for_covered_positions_only():

@@ -38,7 +38,6 @@ from engine_rs_free.solver.optional import (
     RULE_END,
     RULE_FORCED_FIRST,
     RULE_LOCK,
-    RULE_LOCK_DEAD,
     RULE_NO_TARGET,
     RULE_PENDING,
     RULE_STRICT_PILES,
@@ -116,7 +115,7 @@ def test_rule_flags_follow_the_rule_set():
     # test_solver_pending holds it to the plain search, and the test below to the generic one)
     # (and prunes with the lock bound and skips covered positions, both kinds, which the pending search alone
     # reads)
-    pending = RULE_PENDING | RULE_LOCK | RULE_COVER | RULE_COVER_REAL | RULE_LOCK_DEAD
+    pending = RULE_PENDING | RULE_LOCK | RULE_COVER | RULE_COVER_REAL
     assert rule_flags(rules_by_name("standard+optional")) == always | RULE_END | RULE_NO_TARGET | pending
     assert rule_flags(rules_by_name("reverse+optional")) == always | RULE_END | RULE_NO_TARGET | pending
     assert ALL_RULES == RULE_END | RULE_NO_TARGET | RULE_STRICT_PILES
@@ -152,8 +151,7 @@ def _check_against_generic(variant, count, seed, limit, min_solved):
     safe = {0, flags & RULE_END, flags & ~RULE_END, flags} | {r | RULE_PENDING for r in (0, flags)} \
         | {r | RULE_PENDING | RULE_LOCK for r in (0, flags)} \
         | {r | RULE_PENDING | RULE_COVER | e for r in (0, flags) for e in (0, RULE_LOCK)} \
-        | {r | RULE_PENDING | RULE_COVER_REAL | e for r in (0, flags) for e in (0, RULE_LOCK | RULE_COVER)} \
-        | {r | RULE_PENDING | RULE_LOCK | RULE_LOCK_DEAD | e for r in (0, flags) for e in (0, RULE_COVER | RULE_COVER_REAL)}
+        | {r | RULE_PENDING | RULE_COVER_REAL | e for r in (0, flags) for e in (0, RULE_LOCK | RULE_COVER)}
     both = RULE_LAST_DEAL_CAP | RULE_FORCED_FIRST
     combos = {r | e for r in safe for e in (0, both)} | {r | e for r in (flags, flags | RULE_PENDING)
                                                          for e in (RULE_LAST_DEAL_CAP, RULE_FORCED_FIRST)}
@@ -289,13 +287,7 @@ def test_the_node_limit_covers_both_searches():
 def lock_bound(state: game.State, rules) -> int | None:
     """The lock bound (docs/solver.md, "The lock bound"), restated over a game.State from the docs,
     independently of pending.py: None when the lock is not proved, else 48 less the cards no line
-    can ever discard."""
-    return _lock(state, rules)[0]
-
-
-def _lock(state: game.State, rules) -> tuple[int | None, set[int]]:
-    """(``lock_bound``, the cards on the table that lie under a card that never leaves, when the lock
-    holds: never on top again; an empty set when it does not).
+    can ever discard.
 
     While no pile is empty nothing moves, so every card stays on its pile (a stock card goes to pile
     i % 4). A card never leaves if it is of the top rank, or if every stronger card of its suit in
@@ -304,7 +296,7 @@ def _lock(state: game.State, rules) -> tuple[int | None, set[int]]:
     card that never leaves."""
     strength = strength_table(rules)
     if any(len(cards) == 0 for cards in state.piles):
-        return None, set()
+        return None
     pile_of = {c: p for p, cards in enumerate(state.piles) for c in cards}
     pile_of.update({c: i % 4 for i, c in enumerate(state.stock)})
     stays: set[int] = set()  # cards below the top rank that never leave
@@ -319,7 +311,7 @@ def _lock(state: game.State, rules) -> tuple[int | None, set[int]]:
             c in covered or all(pile_of[b] == pile_of[c] or b in covered for b in pile_of
                                 if SUIT[b] == SUIT[c] and strength[b] > strength[c]))}
         if not new:
-            return (game.WIN_SCORE - len(stays), covered) if anchored == 4 else (None, set())
+            return game.WIN_SCORE - len(stays) if anchored == 4 else None
         stays |= new
 
 
@@ -366,49 +358,6 @@ def test_a_lock_bound_one_lower_is_caught():
         _check_lock_bound("standard+optional", 600, seed=47, slack=1)
 
 
-def _taken_off(state: game.State, card: int) -> game.State:
-    """``state`` with ``card`` off the table and counted as discarded."""
-    piles = tuple(tuple(c for c in cards if c != card) for cards in state.piles)
-    return game.State(piles, state.stock, state.discarded | {card})
-
-
-def _check_dead_cards(variant, count, seed, pick=None) -> int:
-    """RULE_LOCK_DEAD over game.State, against the brute force: where the lock holds, a card under a card
-    that never leaves is never on top again, so taking it off (counted as discarded) never lowers the
-    value. ``pick`` chooses other cards to take off instead (a false rule). Returns the cards checked."""
-    rules = rules_by_name(variant)
-    rng = np.random.default_rng(seed)
-    checked = 0
-    for i in range(count):
-        stock_left = [0, 4, 8][i % 3]
-        state = random_position(seed, i, rules, stock_left) if i % 2 == 0 \
-            else _full_piles_position(rng, stock_left, rules)
-        bound, under = _lock(state, rules)
-        if bound is None:
-            continue
-        cards = under if pick is None else pick(state, under)
-        if not cards:
-            continue
-        value = brute_value(state, rules)
-        for card in sorted(cards)[:2]:
-            assert brute_value(_taken_off(state, card), rules) >= value, (variant, game.picture(state), card)
-            checked += 1
-    return checked
-
-
-@pytest.mark.parametrize("variant", OPTIONAL_VARIANTS)
-def test_cards_under_an_anchor_of_a_locked_position_are_never_needed(variant):
-    assert _check_dead_cards(variant, 600, seed=53) >= 100
-
-
-def test_taking_off_other_cards_of_a_locked_position_is_caught():
-    # the top cards that are not anchors are the beaters a line may need: the same check must fail on them
-    strength = strength_table(rules_by_name("standard+optional"))
-    with pytest.raises(AssertionError):
-        _check_dead_cards("standard+optional", 600, seed=53, pick=lambda state, under: {
-            cards[-1] for cards in state.piles if strength[cards[-1]] != TOP_STRENGTH})
-
-
 def _native_position(state: game.State, deck_cards) -> tuple[int, int, int]:
     """``state`` (reached from the fresh deal ``deck_cards``) as the native search holds it: (mask, fw, sp).
     Card j of the deal lies on pile j % 4 as its (j // 4)-th card: native bit 13 * (j % 4) + j // 4."""
@@ -445,12 +394,8 @@ def test_the_compiled_lock_bound_equals_its_restatement(variant):
             state = random_position(59, index, rules, stock_left)
             mask, fw, sp = _native_position(state, deck_cards[0])
             expected = lock_bound(state, rules)
-            got, under = _pd_lock_bound(np.uint64(mask), np.uint32(fw), np.uint64(0), np.int64(sp), deck, od, topm,
-                                        np.int64(game.WIN_SCORE - 1))
+            got = _pd_lock_bound(np.uint64(mask), np.uint32(fw), np.uint64(0), np.int64(sp), deck, od, topm,
+                                 np.int64(game.WIN_SCORE - 1))
             assert got == (game.WIN_SCORE if expected is None else expected), (variant, index, stock_left)
-            # the cards under an anchor (RULE_LOCK_DEAD's), as native bits: the same cards
-            _b, covered = _lock(state, rules)
-            bit_of = {int(c): 13 * (j % 4) + j // 4 for j, c in enumerate(deck_cards[0])}
-            assert int(under) == sum(1 << bit_of[c] for c in covered), (variant, index, stock_left)
             locked += expected is not None
     assert locked >= 100, locked

@@ -32,15 +32,7 @@ from engine_rs_free.deals import deal_batch
 from engine_rs_free.rules import rules_by_name
 from engine_rs_free.solver import core
 from engine_rs_free.solver.common import Table
-from engine_rs_free.solver.optional import (
-    ALL_RULES,
-    RULE_COVER,
-    RULE_COVER_REAL,
-    RULE_LOCK,
-    RULE_LOCK_DEAD,
-    RULE_PENDING,
-    rule_flags,
-)
+from engine_rs_free.solver.optional import ALL_RULES, RULE_COVER, RULE_COVER_REAL, RULE_LOCK, RULE_PENDING, rule_flags
 from engine_rs_free.solver.table import (
     BUCKET,
     MATCH_COVER,
@@ -71,8 +63,7 @@ def _plain_and_pending(variant, decks, limit):
     finished = []
     # the pending search with and without the lock bound's pruning and the covered positions' skip
     for lock in (0, RULE_LOCK, RULE_COVER, RULE_LOCK | RULE_COVER, RULE_COVER_REAL,
-                 RULE_LOCK | RULE_COVER | RULE_COVER_REAL, RULE_LOCK | RULE_LOCK_DEAD,
-                 RULE_LOCK | RULE_COVER | RULE_COVER_REAL | RULE_LOCK_DEAD):
+                 RULE_LOCK | RULE_COVER | RULE_COVER_REAL):
         pend, _n, pend_status, _ = _run(decks, variant, rules_only | RULE_PENDING | lock, limit)
         both = (plain_status == 0) & (pend_status == 0)
         assert np.array_equal(pend[both], plain[both]), (variant, lock)
@@ -110,8 +101,7 @@ def test_pending_equals_plain_optional_on_standard_and_reverse_deals_full_count(
     assert _plain_and_pending(variant, decks, 3_000_000) >= 60
 
 
-@pytest.mark.parametrize("lock", [0, RULE_LOCK, RULE_LOCK | RULE_COVER, RULE_LOCK | RULE_COVER | RULE_COVER_REAL,
-                                  RULE_LOCK | RULE_COVER | RULE_COVER_REAL | RULE_LOCK_DEAD])
+@pytest.mark.parametrize("lock", [0, RULE_LOCK, RULE_LOCK | RULE_COVER, RULE_LOCK | RULE_COVER | RULE_COVER_REAL])
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_pending_lines_are_legal_game_lines_to_the_score(variant, lock):
     decks = deal_batch(2026, 0, 24)
@@ -150,13 +140,12 @@ def test_three_word_table_finds_every_key_and_only_its_own():
     assert not any(_tt3_seen_or_add(table, a, b, c, np.uint32(12), 4) for a, b, c in keys[:400])
 
 
-@pytest.mark.parametrize("rule", [RULE_COVER, RULE_COVER_REAL, RULE_LOCK_DEAD])
+@pytest.mark.parametrize("rule", [RULE_COVER, RULE_COVER_REAL])
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_skipping_covered_positions_keeps_every_value_and_searches_fewer_positions(variant, rule):
     # the same deals with and without the skip (RULE_COVER: the same cards; RULE_COVER_REAL: some pending
-    # cards taken off; RULE_LOCK_DEAD: the pending cards under an anchor taken off, so that positions that
-    # differ in them meet), every other rule on: the same values deal for deal (test_solver_optional holds
-    # each to the generic search with no rule), and fewer positions in all
+    # cards taken off), every other rule on: the same values deal for deal (test_solver_optional holds
+    # both to the generic search with no rule), and fewer positions in all
     decks = deal_batch(2026, 0, 60 if variant.startswith("strict") else 12)
     flags = rule_flags(rules_by_name(variant))
     assert flags & rule
@@ -165,9 +154,7 @@ def test_skipping_covered_positions_keeps_every_value_and_searches_fewer_positio
     both = (st_with == 0) & (st_without == 0)
     assert both.sum() >= len(decks) - 2
     assert np.array_equal(with_skip[both], without[both])
-    # (RULE_LOCK_DEAD cuts less: 779,727 -> 712,730 positions on these strict deals)
-    cut = 0.95 if rule == RULE_LOCK_DEAD else 0.9
-    assert n_with[both].sum() < cut * n_without[both].sum(), (int(n_with[both].sum()), int(n_without[both].sum()))
+    assert n_with[both].sum() < 0.9 * n_without[both].sum(), (int(n_with[both].sum()), int(n_without[both].sum()))
 
 
 # A pending position written out: per pile, its cards bottom first, each a token: ("f", pile, card id) for

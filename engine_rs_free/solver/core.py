@@ -37,7 +37,6 @@ from .optional import (
     RULE_COVER_REAL,
     RULE_FORCED_FIRST,
     RULE_LOCK,
-    RULE_LOCK_DEAD,
     _fill_optional_deck,
     _opt_full_line,
     _search_optional,
@@ -351,7 +350,7 @@ def _solve_pending_many(starts, rules, opt_flags, node_limit, table, first_epoch
     """SEARCH_OPTIONAL with RULE_PENDING: the same, searched by pending.py."""
     fb = _finish_buffers()
     fline = np.zeros(work.best_line.shape[0], np.int32)
-    safe = opt_flags & (ALL_RULES | RULE_LOCK | RULE_COVER | RULE_COVER_REAL | RULE_LOCK_DEAD)
+    safe = opt_flags & (ALL_RULES | RULE_LOCK | RULE_COVER | RULE_COVER_REAL)
     nl = 0
     out.line_off[0] = 0
     for n in range(starts.piles.shape[0]):

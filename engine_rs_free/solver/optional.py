@@ -62,10 +62,6 @@ RULE_COVER = 1024
 # the same places, its own pending cards pending there too (table._tt3_probe_real: the taken-off pending
 # cards were that position's to keep or not, so it has every line this one has)
 RULE_COVER_REAL = 2048
-# take off, at a position a deal reaches where the lock holds (pending._pd_lock_bound: no pile ever
-# empties again, so nothing moves and an anchor never leaves), the pending cards that lie under an anchor of
-# their pile: they are never on top again, so never needed (docs/solver.md, "Dead pending cards under the lock")
-RULE_LOCK_DEAD = 4096
 
 
 def rule_flags(rules) -> int:
@@ -84,12 +80,11 @@ def rule_flags(rules) -> int:
         return always
     if rules.fill == FILL_ACE:
         # strict: the pending-discards search (pending.py), 9x fewer positions and about 2x faster
-        return always | ALL_RULES | RULE_PENDING | RULE_LOCK | RULE_COVER | RULE_COVER_REAL | RULE_LOCK_DEAD
+        return always | ALL_RULES | RULE_PENDING | RULE_LOCK | RULE_COVER | RULE_COVER_REAL
     # standard and reverse: the pending search too, since the forced search first settles the deals
     # that are won (where this one was the faster) and with a table of 16 MiB (table.tt_bits_for),
     # it is 2-3x faster on the rest (docs/solver.md, "The pending search for standard and reverse")
-    return always | RULE_END | RULE_NO_TARGET | RULE_PENDING | RULE_LOCK | RULE_COVER | RULE_COVER_REAL \
-        | RULE_LOCK_DEAD
+    return always | RULE_END | RULE_NO_TARGET | RULE_PENDING | RULE_LOCK | RULE_COVER | RULE_COVER_REAL
 
 
 @nb.njit(cache=True, inline="always", _nrt=False)

@@ -12,8 +12,7 @@ discarded. It stays pending until one of these:
 - it *turns real* again (uncounted) when it is the beater of a discard;
 - a rule proves it can never be needed as a beater (``optional`` RULE_NO_TARGET,
   RULE_STRICT_PILES, anywhere on its pile; RULE_END on a top beaten by a real
-  top with the stock out; RULE_LOCK_DEAD under an anchor of a position where the
-  lock holds, after a deal): then it is taken off.
+  top with the stock out): then it is taken off.
 
 A pending card can also be moved into an empty pile and stay pending. The
 game's position is the physical one less the pending cards that are taken off
@@ -64,7 +63,6 @@ from .optional import (  # noqa: F401
     RULE_COVER_REAL,
     RULE_END,
     RULE_LOCK,
-    RULE_LOCK_DEAD,
     RULE_NO_TARGET,
     RULE_PENDING,
     RULE_STRICT_PILES,
@@ -447,13 +445,9 @@ def top_rank_bits(deck):
 
 @nb.njit(cache=True, inline="always", _nrt=False)
 def _pd_lock_bound(mask, fw, pend, sp, deck, od, topm, best):
-    """The lock bound of a position (docs/solver.md, "The lock bound"): (bound, under).
-
-    ``bound``: when no pile can ever empty again, 48 less the real cards no line can ever discard; 48
-    when that is not proved, or when it cannot come out at ``best`` or lower (fewer candidates than it
-    needs: a shortcut only). ``under``: when the lock holds, the native bits of the cards that lie under
-    an anchor of their pile (a foreign bottom at its card's own bit), which are never on top again
-    (docs/solver.md, "Dead pending cards under the lock"); 0 otherwise.
+    """The lock bound of a position (docs/solver.md, "The lock bound"): when no pile can ever empty
+    again, 48 less the real cards no line can ever discard; 48 when that is not proved, or when it
+    cannot come out at ``best`` or lower (fewer candidates than it needs: a shortcut only).
 
     While no pile is empty nothing moves, so a card stays on its pile (a stock card goes to the pile
     of its native field). A card *stays* (is never discarded) if it lies under a card that stays
@@ -479,7 +473,7 @@ def _pd_lock_bound(mask, fw, pend, sp, deck, od, topm, best):
             if ((pend >> np.uint64(FOREIGN_PEND + p)) & _ONE) == 0:
                 freal |= h
         if (real & (field << np.uint64(13 * p))) == 0 and (h & freal) == 0:
-            return 48, np.uint64(0)  # no real card on pile p: it is empty in the game, or may be
+            return 48  # no real card on pile p: it is empty in the game, or may be
         if p == 0:
             fh0 = h
         elif p == 1:
@@ -490,7 +484,7 @@ def _pd_lock_bound(mask, fw, pend, sp, deck, od, topm, best):
             fh3 = h
     cand = (real | stock | freal) & ~topm  # the cards that may be counted
     if _popcount(cand) < 48 - best:
-        return 48, np.uint64(0)
+        return 48
     live = mask | stock | fh0 | fh1 | fh2 | fh3
     ps0 = (field & (mask | stock)) | fh0  # the cards of each pile, on the table or bound for it
     ps1 = ((field << np.uint64(13)) & (mask | stock)) | fh1
@@ -513,9 +507,7 @@ def _pd_lock_bound(mask, fw, pend, sp, deck, od, topm, best):
                 anchored += 1
         if covered == last_covered:
             # (whether a card stays reads the covered cards only: no more will)
-            if anchored == 4:
-                return 48 - _popcount(stays), covered
-            return 48, np.uint64(0)
+            return 48 - _popcount(stays) if anchored == 4 else 48
         last_covered = covered
         rest = cand & ~stays
         while rest != 0:
@@ -534,30 +526,13 @@ def _pd_lock_bound(mask, fw, pend, sp, deck, od, topm, best):
                 stays |= bit
 
 
-@nb.njit(cache=True, inline="always", _nrt=False)
-def _pd_take_off_under(mask, fw, pend, under, deck):
-    """Take off the pending cards among ``under`` (native bits; a foreign bottom at its card's own bit):
-    (mask, fw, pend). RULE_LOCK_DEAD: they lie under an anchor of a locked position, so no action reaches
-    them again, and the line's replay, which keeps them, reads the same action codes."""
-    gone = under & pend & mask & MASK52
-    mask &= ~gone
-    pend &= ~gone
-    for p in range(4):
-        if ((pend >> np.uint64(FOREIGN_PEND + p)) & _ONE) != 0:
-            fb = _nat_foreign(fw, p)
-            if ((under >> np.uint64(deck.pbit[fb])) & _ONE) != 0:
-                fw |= np.uint32(255) << np.uint32(8 * p)
-                pend &= ~(_ONE << np.uint64(FOREIGN_PEND + p))
-    return mask, fw, pend
-
-
 @nb.njit(cache=True, _nrt=False)
 def _search_pending(nstock, start_score, cap, deck, od, rules, flags, node_limit, table, epoch, work):
     """The search over pending discards from a fresh deal (no discard made yet).
 
     ``flags``: the rules of ``optional`` that take pending cards off (RULE_END, RULE_NO_TARGET,
-    RULE_STRICT_PILES; with RULE_LOCK, RULE_LOCK_DEAD), the lock bound's pruning (RULE_LOCK) and the skips
-    of covered positions (RULE_COVER: the same cards; RULE_COVER_REAL: some pending cards taken off).
+    RULE_STRICT_PILES), the lock bound's pruning (RULE_LOCK) and the skips of covered positions
+    (RULE_COVER: the same cards; RULE_COVER_REAL: some pending cards taken off).
     ``cap``: no line of the game scores more (48, or the last deal's cap); the
     search stops when it reaches it (a line of this search is a game line with the same score).
     Returns (best score, best line length, nodes, status); ``work.best_line``
@@ -572,7 +547,6 @@ def _search_pending(nstock, start_score, cap, deck, od, rules, flags, node_limit
     start_score += gained
     topm = top_rank_bits(deck)
     use_lock = (flags & RULE_LOCK) != 0
-    use_dead = use_lock and (flags & RULE_LOCK_DEAD) != 0
     match = MATCH_COVER if (flags & RULE_COVER) != 0 else MATCH_EXACT
     use_real = (flags & RULE_COVER_REAL) != 0
     # (with RULE_COVER_REAL the table's second half is _tt3_probe_real's)
@@ -608,14 +582,6 @@ def _search_pending(nstock, start_score, cap, deck, od, rules, flags, node_limit
         pend = keys3[k]
         mask, fw, pend, sp, gained, is_lone, _ne = _pd_apply(a, mask, fw, pend, sp, nstock, deck, od, flags,
                                                              no_ev, 0)
-        # the lock bound, at the positions a deal reaches only (it changes most with a deal, and a
-        # bound at every position cost more than it pruned: docs/solver.md, "The lock bound"); before
-        # the probe, since the pending cards it finds under an anchor are taken off first
-        bound = 48
-        if use_lock and (a & 3) == KIND_DEAL:
-            bound, under = _pd_lock_bound(mask, fw, pend, sp, deck, od, topm, best)
-            if use_dead and under != 0 and pend != 0:
-                mask, fw, pend = _pd_take_off_under(mask, fw, pend, under, deck)
         score = scores[k] + gained
         path[k] = a
         lone[k] = is_lone
@@ -647,8 +613,10 @@ def _search_pending(nstock, start_score, cap, deck, od, rules, flags, node_limit
                 best_line[i] = path[i]
             if best >= cap:
                 break
-        if bound <= best:
-            continue  # no line from here scores more than the best found (the lock bound)
+        # the lock bound, at the positions a deal reaches only (it changes most with a deal, and a
+        # bound at every position cost more than it pruned: docs/solver.md, "The lock bound")
+        if use_lock and (a & 3) == KIND_DEAL and _pd_lock_bound(mask, fw, pend, sp, deck, od, topm, best) <= best:
+            continue  # no line from here scores more than the best found
         k += 1
         keys1[k] = n1
         keys2[k] = fw

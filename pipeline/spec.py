@@ -242,8 +242,12 @@ DEFAULT_SPEC = {
     # (docs/solver.md, "Covered positions"): standard+optional deals 0..59 took 22.5 core-seconds
     # (158 -> 87 million positions), reverse+optional 0..59 15.0, strict+optional 0..999 2.9, so
     # standard and reverse get 60 deals (an interval of about +-12 points instead of +-22) and strict
-    # 5,000. The honest players take every discard at once, so their optional rows
-    # equal their forced ones; only the cheap ones play optional discards.
+    # 5,000. With the cards taken off skipped too (later on Dec 6), standard+optional deals 60..199
+    # took about 39 core-seconds (0.28 s a deal, the largest, deal 74, 10 million positions), so it
+    # gets 200 deals (about +-7 points); reverse+optional deals 60..99 took about 62 (deal 92 alone
+    # 171 million positions, about 35 s), so it keeps 60. The honest players take every discard at
+    # once, so their optional rows equal their forced ones; only the cheap ones play optional
+    # discards.
     # restricted solver standard ~18000, easy ~220; ladder (standard) sensible ~1500, leftmost
     # ~220, must_fill ~3400; pimc:samples=8 standard/reverse ~150, strict ~1000, easy far under 0.1.
     # About 1,100 core-seconds in all: about 10 minutes on 2 free cores (a fresh clone, Dec 5 2026:
@@ -255,7 +259,7 @@ DEFAULT_SPEC = {
         "reverse/solver": 2_000,
         "easy/solver": 20_000,
         # the value of optional discards to the clairvoyant player (queries/value_of_optional.sql)
-        "standard+optional/solver": 60,
+        "standard+optional/solver": 200,
         "strict+optional/solver": 5_000,
         "reverse+optional/solver": 60,
         **{f"{v}/{p}": 0 for v in _OPTIONAL for p in ("solver:sensible+leftmost+must_fill", "pimc:samples=8")},

@@ -243,9 +243,9 @@ DEFAULT_SPEC = {
     # (158 -> 87 million positions), reverse+optional 0..59 15.0, strict+optional 0..999 2.9, so
     # standard and reverse get 60 deals (an interval of about +-12 points instead of +-22) and strict
     # 5,000. With the cards taken off skipped too (later on Dec 6), standard+optional deals 60..199
-    # took about 39 core-seconds (0.28 s a deal; the largest, deal 141, 31 million positions), so it
-    # gets 200 deals (about +-7 points); reverse+optional deals 60..99 took about 62 (deal 92 alone
-    # 171 million positions, about 35 s), so it keeps 60. The honest players take every discard at
+    # took 38.4 core-seconds (0.27 s a deal; the largest, deal 141, 31 million positions; deals
+    # 0..59 13.2), so it gets 200 deals (about +-7 points); reverse+optional deals 60..99 took 60.2
+    # (deal 92 alone 171 million positions), so it keeps 60. The honest players take every discard at
     # once, so their optional rows equal their forced ones; only the cheap ones play optional
     # discards.
     # restricted solver standard ~18000, easy ~220; ladder (standard) sensible ~1500, leftmost

@@ -320,11 +320,37 @@ def pimc_batch(decks, rules: Rules | str, player: str | PimcSpec, *, seed: int, 
     return BatchResult(score, score == WIN_SCORE, moves, decisions, lines)
 
 
+def penalised_values(decks, rules: Rules | str, won, lines: list[str], *, seed: int, indices) -> np.ndarray:
+    """Each game's penalised value 1{won} - z (float64[N]): z the penalty of the default ``bound``
+    along the game's line (``bound.line_penalty``: W = the default model, the bound's own tuples).
+
+    z has mean zero for an honest player (docs/bracket.md), so the mean of these values estimates the
+    player's win rate as 1{won} does, with a far smaller variance: the lower end of the honest bracket
+    reads it, and two players' values compare on the same deals. Where the bracket's W is not defined
+    (``players.bracket_rules_problem``: easy, optional discards, must_fill) the penalty is that of
+    W = 0, which is zero: the value is 1{won}.
+    """
+    from .bound import line_penalty
+    from .players import bracket_rules_problem
+
+    rules = rules_by_name(rules)
+    value = np.asarray(won, np.float64).copy()
+    if bracket_rules_problem(rules):
+        return value
+    for g, line in enumerate(lines):
+        value[g] -= line_penalty(decks[g], line, rules, seed=seed, index=int(indices[g]))
+    return value
+
+
 def play_pimc_batch(decks, rules: Rules, spec: PlayerSpec, *, seed: int, indices, want_lines: bool = False,
                     node_limit: int | None = None) -> PlayResult:
-    """The registry's entry point (players.py): ``pimc_batch`` as a ``PlayResult``.
+    """The registry's entry point (players.py): ``pimc_batch`` as a ``PlayResult`` with the ``value``
+    column (``penalised_values``).
 
     ``node_limit`` is for the solver; pimc's own limit per inner solve is its ``nodes`` parameter.
     """
-    res = pimc_batch(decks, rules, spec, seed=seed, indices=indices, want_lines=want_lines)
-    return PlayResult(res.score, res.won, res.moves, res.decisions, line=res.lines)
+    decks, indices, seed = check_batch_input(decks, indices, seed)
+    res = pimc_batch(decks, rules, spec, seed=seed, indices=indices, want_lines=True)
+    value = penalised_values(decks, rules, res.won, res.lines, seed=seed, indices=indices)
+    return PlayResult(res.score, res.won, res.moves, res.decisions, line=res.lines if want_lines else None,
+                      value=value)

@@ -172,7 +172,7 @@ class PlayResult:
     nodes:     int64[N]  positions searched (solver, bound), else None
     status:    list[str] 'solved' | 'gave_up' (solver), else None
     line:      list[str | None]  the game line of each deck, or None for none at all
-    value:     float64[N] the per-deal penalised value (adp: 1{won} - z; bound: its upper-bound
+    value:     float64[N] the per-deal penalised value (adp, pimc: 1{won} - z; bound: its upper-bound
                          value; docs/bracket.md), else None
 
     nodes, status and value are the optional columns (OPTIONAL_COLUMNS): a kind's rows
@@ -465,7 +465,7 @@ register(PlayerKind(
             Param("guide", CHOICE, "lookahead", choices=PIMC_GUIDES),
             Param("margin", INT, 0, 1, PIMC_MAX_SAMPLES),
             Param("nodes", INT, 0, 0, PIMC_MAX_NODES)),
-    slow=True,
+    carries=("value",), slow=True,
     summary="honest sampling player: solves sampled orders of the unseen stock at each decision",
     display=lambda s: (f"PIMC, {s.param('samples')} samples" + ("" if s.param("guide") != "none" else ", unguided")
                        + (f", {s.param('nodes')} nodes" if s.param("nodes") else "")),

@@ -547,3 +547,72 @@ def test_rows_are_those_of_the_first_integration():
             got = cols[name]
             got = None if got is None else [x if x is None or isinstance(x, str) else x.item() for x in got]
             assert got == want, (case["variant"], case["player"], name)
+
+
+# ---------------------------------------------------------------------------------------------
+# pimc's penalised value
+
+
+def _w_twin(s: State, rules, model) -> float:
+    """W of w1 at the position s just after a deal, from game.py and NumPy: the exact honest value with 4
+    or fewer undealt, else the best stage-(n/4) network value over the sensible+leftmost reachable positions."""
+    n = len(s.stock)
+    if n <= 4:
+        return _ref_value(s, rules)
+    restricted = rules.with_options("sensible", "leftmost")
+    return max(_network(model, n // 4, _features(u, rules)) for u in _reach_all(s, restricted))
+
+
+def _penalty_twin(deck, line: str, rules, model, index: int) -> float:
+    """The bound's penalty of a line: per deal, W after it minus the mean of W over the deal's tuples."""
+    tuples, off = bound.deal_tuples([int(c) for c in deck[4:]], samples=32, exact=4, seed=SEED, index=index)
+    states = replay_states(deck, line, rules)
+    z = 0.0
+    for before, after, action in zip(states, states[1:], line.split()):
+        if action != "d":
+            continue
+        i = (48 - len(before.stock)) // 4
+        vals = []
+        for t in tuples[off[i]:off[i + 1]]:
+            t = tuple(int(c) for c in t)
+            dealt = State(before.piles, t + tuple(c for c in sorted(before.stock) if c not in t), before.discarded)
+            vals.append(_w_twin(apply_legal(dealt, DEAL, rules), rules, model))
+        z += _w_twin(after, rules, model) - sum(vals) / len(vals)
+    return z
+
+
+@pytest.mark.parametrize("variant, start", [("standard", 7000), ("strict", 7000)])
+def test_pimc_value_is_its_line_less_the_penalty_of_a_plain_python_twin(variant, start):
+    """pimc's rows carry 1{won} - z for the line they played, z the default bound's penalty (w1, 32 tuples,
+    exact from 4 undealt), recomputed here from game.py, NumPy and the tuples alone."""
+    from engine_rs_free.players import play
+    from engine_rs_free.value import load_model
+
+    rules = rules_by_name(variant)
+    model = load_model("w1", variant == "strict")
+    decks = deal_batch(SEED, start, 3)
+    idx = np.arange(start, start + 3)
+    res = play(decks, variant, "pimc:samples=2", seed=SEED, indices=idx, want_lines=True)
+    for g in range(3):
+        want = float(res.won[g]) - _penalty_twin(decks[g], res.line[g], rules, model, int(idx[g]))
+        assert res.value[g] == pytest.approx(want, abs=1e-9), g
+    assert len(set(res.value.tolist())) == 3
+
+
+def test_pimc_value_has_mean_zero_penalty_and_stays_under_the_bound():
+    """Over many deals pimc's mean value is its win rate (the penalty has mean zero for an honest player);
+    its lines are sensible+leftmost ones, so on a deal its value is never above the default bound's."""
+    from engine_rs_free.players import play
+
+    n = 1200
+    decks = deal_batch(SEED, 26000, n)
+    idx = np.arange(26000, 26000 + n)
+    res = play(decks, "standard", "pimc:samples=2", seed=SEED, indices=idx)
+    z = res.won.astype(float) - res.value
+    se = z.std(ddof=1) / math.sqrt(n)
+    assert abs(z.mean()) < 3.5 * se, (z.mean(), se)
+    assert z.std() > 0.005
+    m = 12
+    up = bound.play(decks[:m], "standard", "bound", seed=SEED, indices=idx[:m])
+    assert np.all(res.value[:m] <= up.value + 1e-9)
+    assert np.any(res.value[:m] < up.value - 1e-6)

@@ -109,7 +109,7 @@ def test_every_kind_says_what_it_is():
         assert callable(entry.play_fn())
     roles = {k: (e.role, e.carries) for k, e in REGISTRY.items() if e.role != HONEST or e.carries}
     assert roles == {"solver": (CLAIRVOYANT, ("nodes", "status")), "bound": (BOUND, ("nodes", "value")),
-                     "adp": (HONEST, ("value",))}
+                     "adp": (HONEST, ("value",)), "pimc": (HONEST, ("value",))}
     assert display_name("pimc:samples=16") == "PIMC, 16 samples"
     assert display_name("solver:sensible") == "solver, no lone-card moves"
     assert "6 samples more" in describe_player("pimc:samples=16")

@@ -1,10 +1,10 @@
 -- honest_bracket: how often can an honest player win? A bracket [lower, upper] per variant.
 --
 -- lower: the honest player with the highest estimate of its win rate. For a player with a
--- per-deal `value` (the bracket's adp player, docs/bracket.md) the estimate is the mean of that
--- value (1{won} - z, z the bound's penalty along its own line: an unbiased estimate of its win
--- rate with a far smaller variance than 1{won}) with a normal interval; for any other honest
--- player (pimc, the policies) it is the plain win rate with its Wilson interval. The plain
+-- per-deal `value` (adp and pimc, docs/bracket.md) the estimate is the mean of that value
+-- (1{won} - z, z the bound's penalty along its own line: an unbiased estimate of its win rate
+-- with a far smaller variance than 1{won}) with a normal interval; for any other honest player
+-- (the policies) it is the plain win rate with its Wilson interval. The plain
 -- tally and Wilson interval are given for every lower player (lower_wins / lower_deals).
 -- upper: the player of role 'bound' with the lowest mean `value`: a proven upper bound on the
 -- win rate of every honest player (information relaxation with a penalty, Brown, Smith & Sun
@@ -14,6 +14,9 @@
 -- runs have, it does not arise).
 -- gap: upper minus lower on the deals both played (paired; never negative deal by deal when both
 -- use the same penalty tuples).
+-- runner_up: the honest player with the next highest estimate; lead: the lower end's estimate minus
+-- the runner-up's on the deals both played (paired, per-deal v as above: does the best honest
+-- player measurably beat the next?).
 -- Read from the aggregates only (tallies, pairs: queries/aggregates.py), whose value sums are exact
 -- integers of 1e-9 (HUGEINT), so the result does not depend on row order or on how the rows came
 -- in night by night. Its twin over the per-deal rows is tests/honest_bracket_rows.sql.
@@ -31,6 +34,8 @@
 --   upper_estimate, upper_low, upper_high        the bound's mean value and 95% normal interval
 --   deals                                        deals of the upper end
 --   gap, gap_low, gap_high, gap_deals            upper - lower, paired, on gap_deals common deals
+--   runner_up                                    the honest player with the next highest estimate
+--   lead, lead_low, lead_high, lead_deals        lower - runner_up, paired, on lead_deals common deals
 WITH ends AS (
     -- s, ss: the sums of v and v^2, v the per-deal value in units of 1e-9 (1e9 * 1{won} for a
     -- row without one); valued: every row of the player has a value
@@ -50,9 +55,15 @@ stats AS (
            CASE WHEN n > 1 THEN sqrt(greatest((ss::DOUBLE - s::DOUBLE * s::DOUBLE / n) / (n - 1), 0)) / 1e9 END AS sd
     FROM ends
 ),
+ranked AS (
+    SELECT *, row_number() OVER (PARTITION BY variant ORDER BY mean DESC, policy) AS place
+    FROM stats WHERE player_kind(policy) = 'honest'
+),
 lower_end AS (
-    SELECT * FROM stats WHERE player_kind(policy) = 'honest'
-    QUALIFY row_number() OVER (PARTITION BY variant ORDER BY mean DESC, policy) = 1
+    SELECT * FROM ranked WHERE place = 1
+),
+runner_up AS (
+    SELECT * FROM ranked WHERE place = 2
 ),
 upper_end AS (
     SELECT * FROM stats WHERE player_kind(policy) = 'bound'
@@ -77,6 +88,26 @@ gap AS (
            s::DOUBLE / 1e9 / n AS mean,
            CASE WHEN n > 1 THEN sqrt(greatest((ss::DOUBLE - s::DOUBLE * s::DOUBLE / n) / (n - 1), 0)) / 1e9 END AS sd
     FROM paired
+),
+lead_paired AS (
+    -- the pair (lower, runner-up) of one variant: lower - runner-up is value_gap_sum when the lower
+    -- end is side a, minus it otherwise
+    SELECT le.variant,
+           p.deals AS n,
+           CASE WHEN p.policy_a = le.policy THEN p.value_gap_sum ELSE -p.value_gap_sum END AS s,
+           p.value_gap_sq_sum AS ss
+    FROM lower_end le
+    JOIN runner_up ru ON ru.variant = le.variant
+    JOIN pairs p ON p.variant_a = le.variant AND p.variant_b = le.variant
+                AND ((p.policy_a = le.policy AND p.policy_b = ru.policy)
+                     OR (p.policy_a = ru.policy AND p.policy_b = le.policy))
+    WHERE p.deals > 0
+),
+lead AS (
+    SELECT variant, n,
+           s::DOUBLE / 1e9 / n AS mean,
+           CASE WHEN n > 1 THEN sqrt(greatest((ss::DOUBLE - s::DOUBLE * s::DOUBLE / n) / (n - 1), 0)) / 1e9 END AS sd
+    FROM lead_paired
 )
 SELECT
     u.variant,
@@ -97,8 +128,15 @@ SELECT
     g.mean AS gap,
     g.mean - 1.96 * g.sd / sqrt(g.n) AS gap_low,
     g.mean + 1.96 * g.sd / sqrt(g.n) AS gap_high,
-    g.n AS gap_deals
+    g.n AS gap_deals,
+    r.policy AS runner_up,
+    d.mean AS lead,
+    d.mean - 1.96 * d.sd / sqrt(d.n) AS lead_low,
+    d.mean + 1.96 * d.sd / sqrt(d.n) AS lead_high,
+    d.n AS lead_deals
 FROM upper_end u
 LEFT JOIN lower_end l ON l.variant = u.variant
 LEFT JOIN gap g ON g.variant = u.variant
+LEFT JOIN runner_up r ON r.variant = u.variant
+LEFT JOIN lead d ON d.variant = u.variant
 ORDER BY u.variant

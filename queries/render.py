@@ -60,8 +60,9 @@ the document has an honest bracket."""
 
 BRACKET_NOTE = (
     "The lower end is the honest player with the highest estimated win rate (for a player that records "
-    "a per-deal value, the bracket's adp, the mean of that value with a normal 95% interval; for any "
-    "other player its plain win rate with its Wilson interval). The upper end is a proven upper bound on "
+    "a per-deal value, adp and pimc, the mean of that value with a normal 95% interval; for any "
+    "other player its plain win rate with its Wilson interval); its lead is how much more it wins than "
+    "the next honest player, on the deals both played (paired). The upper end is a proven upper bound on "
     "the win rate of every honest player (an information relaxation with a penalty, Brown, Smith & Sun "
     "2010: a clairvoyant search charged for using what it could not have known), with a normal 95% "
     "interval on its per-deal values. The gap is the upper end minus the lower end on the deals both "
@@ -535,10 +536,17 @@ def _bracket_table(doc, names: Names):
             return "—"
         return f"{pct(r.get('lower_rate'))} ({names(r['lower_player'])})"
 
-    return table(["variant", "lower end (player)", "95%", "upper end (bound)", "95%", "deals",
-                  "gap, paired (95%)"],
+    def lead(r):
+        if r.get("lead") is None:
+            return "—"
+        return (f"{gap_text(r['lead'], r.get('lead_low'), r.get('lead_high'), points=True)} over "
+                f"{names(r['runner_up'])}, {num(r.get('lead_deals'))} deals")
+
+    return table(["variant", "lower end (player)", "95%", "lead, paired (95%)", "upper end (bound)", "95%",
+                  "deals", "gap, paired (95%)"],
                  [[variant_title(r["variant"]), lower(r),
                    pct_range(r.get("lower_low"), r.get("lower_high")) if r.get("lower_player") else "—",
+                   lead(r),
                    f"{pct(r.get('upper_estimate'))} ({names(r.get('upper_method'))})",
                    pct_range(r.get("upper_low"), r.get("upper_high")), num(r.get("deals")),
                    "—" if r.get("gap") is None else

@@ -5,10 +5,10 @@
 -- honest_bracket: how often can an honest player win? A bracket [lower, upper] per variant.
 --
 -- lower: the honest player with the highest estimate of its win rate. For a player with a
--- per-deal `value` (the bracket's 'adp:...', docs/bracket.md) the estimate is the mean of that
+-- per-deal `value` ('adp:...' and 'pimc:...', docs/bracket.md) the estimate is the mean of that
 -- value (1{won} - z, z the bound's penalty along its own line: an unbiased estimate of its win
 -- rate with a far smaller variance than 1{won}) with a normal interval; for any other honest
--- player (pimc, the policies) it is the plain win rate with its Wilson interval. The plain
+-- player (the policies) it is the plain win rate with its Wilson interval. The plain
 -- tally and Wilson interval are given for every lower player (lower_wins / lower_deals).
 -- upper: the bound player ('bound:...') with the lowest mean `value`: a proven upper bound on the
 -- win rate of every honest player (information relaxation with a penalty, Brown, Smith & Sun
@@ -18,6 +18,8 @@
 -- runs have, it does not arise).
 -- gap: upper minus lower on the deals both played (paired; never negative deal by deal when both
 -- use the same penalty tuples).
+-- runner_up: the honest player with the next highest estimate; lead: the lower end's estimate minus
+-- the runner-up's on the deals both played (paired).
 -- Sums are exact: values are summed as integers of 1e-9 (HUGEINT), so the result does not
 -- depend on row order.
 --
@@ -34,6 +36,8 @@
 --   upper_estimate, upper_low, upper_high        the bound's mean value and 95% normal interval
 --   deals                                        deals of the upper end
 --   gap, gap_low, gap_high, gap_deals            upper - lower, paired, on gap_deals common deals
+--   runner_up                                    the honest player with the next highest estimate
+--   lead, lead_low, lead_high, lead_deals        lower - runner_up, paired, on lead_deals common deals
 WITH bounded AS (
     SELECT DISTINCT variant FROM results WHERE player_kind(policy) = 'bound' AND value IS NOT NULL
 ),
@@ -63,9 +67,15 @@ stats AS (
            CASE WHEN n > 1 THEN sqrt(greatest((ss::DOUBLE - s::DOUBLE * s::DOUBLE / n) / (n - 1), 0)) / 1e9 END AS sd
     FROM ends
 ),
+ranked AS (
+    SELECT *, row_number() OVER (PARTITION BY variant ORDER BY mean DESC, policy) AS place
+    FROM stats WHERE player_kind(policy) = 'honest'
+),
 lower_end AS (
-    SELECT * FROM stats WHERE player_kind(policy) = 'honest'
-    QUALIFY row_number() OVER (PARTITION BY variant ORDER BY mean DESC, policy) = 1
+    SELECT * FROM ranked WHERE place = 1
+),
+runner_up AS (
+    SELECT * FROM ranked WHERE place = 2
 ),
 upper_end AS (
     SELECT * FROM stats WHERE player_kind(policy) = 'bound'
@@ -87,6 +97,23 @@ gap AS (
            s::DOUBLE / 1e9 / n AS mean,
            CASE WHEN n > 1 THEN sqrt(greatest((ss::DOUBLE - s::DOUBLE * s::DOUBLE / n) / (n - 1), 0)) / 1e9 END AS sd
     FROM paired
+),
+lead_paired AS (
+    SELECT l.variant,
+           count(*) AS n,
+           sum(l.v - r.v) AS s,
+           sum((l.v - r.v) * (l.v - r.v)) AS ss
+    FROM rows l
+    JOIN lower_end le ON l.variant = le.variant AND l.policy = le.policy
+    JOIN runner_up ru ON l.variant = ru.variant
+    JOIN rows r ON r.variant = l.variant AND r.policy = ru.policy AND r.seed = l.seed AND r.deal = l.deal
+    GROUP BY l.variant
+),
+lead AS (
+    SELECT variant, n,
+           s::DOUBLE / 1e9 / n AS mean,
+           CASE WHEN n > 1 THEN sqrt(greatest((ss::DOUBLE - s::DOUBLE * s::DOUBLE / n) / (n - 1), 0)) / 1e9 END AS sd
+    FROM lead_paired
 )
 SELECT
     u.variant,
@@ -107,8 +134,15 @@ SELECT
     g.mean AS gap,
     g.mean - 1.96 * g.sd / sqrt(g.n) AS gap_low,
     g.mean + 1.96 * g.sd / sqrt(g.n) AS gap_high,
-    g.n AS gap_deals
+    g.n AS gap_deals,
+    r.policy AS runner_up,
+    d.mean AS lead,
+    d.mean - 1.96 * d.sd / sqrt(d.n) AS lead_low,
+    d.mean + 1.96 * d.sd / sqrt(d.n) AS lead_high,
+    d.n AS lead_deals
 FROM upper_end u
 LEFT JOIN lower_end l ON l.variant = u.variant
 LEFT JOIN gap g ON g.variant = u.variant
+LEFT JOIN runner_up r ON r.variant = u.variant
+LEFT JOIN lead d ON d.variant = u.variant
 ORDER BY u.variant

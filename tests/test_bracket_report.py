@@ -1,8 +1,8 @@
 """The honest bracket in the product: a real pipeline run with both ends, the SQL, report.json and the page.
 
 Two nights on the session's local Ray: greedy and ``adp`` on strict (quick) and a few
-standard deals, then more deals with ``bound`` added, so the bracket's two ends reach the
-aggregates in different steps. They write the ``value`` column; ``queries/honest_bracket.sql``
+standard deals, then more deals with ``bound`` and ``pimc`` added, so the bracket's two ends reach
+the aggregates in different steps. adp, pimc and bound write the ``value`` column; ``queries/honest_bracket.sql``
 (over the aggregates only) is checked bit for bit against its twin over the per-deal rows
 (tests/honest_bracket_rows.sql) and against a recomputation with NumPy from the raw Parquet
 files, and the report carries the bracket (report.json ``honest_bracket``, report.md, index.html).
@@ -21,6 +21,7 @@ import pytest
 
 ADP = "adp:samples=4,exact=4,psamples=8"
 BOUND = "bound:samples=8"
+PIMC = "pimc:samples=2"
 
 
 @pytest.fixture(scope="module")
@@ -35,11 +36,13 @@ def bracket_data(ray_local, tmp_path_factory):
                        caps={f"standard/{ADP}": 8}, batch_size=40, data=str(data))
     execute_run(night1, progress=False)
     assert update_aggregates(str(data)).total_rows == 3 * 80 + 8
-    spec = load_spec(None, seed=5, start=0, deals=120, variants="strict,standard", policies=["greedy", ADP, BOUND],
-                     caps={f"standard/{ADP}": 12, f"standard/{BOUND}": 12}, batch_size=40, data=str(data))
+    spec = load_spec(None, seed=5, start=0, deals=120, variants="strict,standard",
+                     policies=["greedy", ADP, BOUND, PIMC],
+                     caps={f"standard/{ADP}": 12, f"standard/{BOUND}": 12, f"standard/{PIMC}": 12}, batch_size=40,
+                     data=str(data))
     execute_run(spec, progress=False)
     step = update_aggregates(str(data))
-    assert step.total_rows == 4 * 120 + 2 * 12 and not step.rebuilt
+    assert step.total_rows == 5 * 120 + 3 * 12 and not step.rebuilt
     return data
 
 
@@ -84,7 +87,8 @@ def test_value_column_and_the_bracket_query(bracket_data):
         honest = {p for vv, p, *_ in rows if vv == variant and not p.startswith("bound")}
         per = {p: {d: (w, float(w) if v is None else v) for vv, pp, d, w, v in rows if vv == variant and pp == p}
                for p in honest}
-        best = max(sorted(honest), key=lambda p: np.mean([v for _, v in per[p].values()]))
+        ranked = sorted(sorted(honest), key=lambda p: -np.mean([v for _, v in per[p].values()]))
+        best, second = ranked[0], ranked[1]
         low = per[best]
         up = {d: v for vv, p, d, w, v in rows if vv == variant and p.startswith("bound")}
         assert r["lower_player"] == best and r["upper_method"].startswith("bound:")
@@ -92,7 +96,7 @@ def test_value_column_and_the_bracket_query(bracket_data):
         wins = sum(w for w, _ in low.values())
         assert r["lower_wins"] == wins
         m, lo, hi = _normal([v for _, v in low.values()])
-        if best.startswith("adp"):
+        if not best.startswith("greedy"):
             assert r["lower_interval"] == "normal"
             assert [r["lower_rate"], r["lower_low"], r["lower_high"]] == pytest.approx([m, lo, hi], abs=1e-8)
         else:
@@ -103,6 +107,11 @@ def test_value_column_and_the_bracket_query(bracket_data):
             assert [r[k] for k in keys] == pytest.approx([m, lo, hi], abs=1e-8)
         assert r["gap_deals"] == len(up)
         assert r["upper_estimate"] >= r["lower_rate"] - 0.05
+        # the runner-up and the lower end's paired lead over it, on the deals both played
+        common = sorted(set(low) & set(per[second]))
+        assert r["runner_up"] == second and r["lead_deals"] == len(common) > 1
+        assert [r["lead"], r["lead_low"], r["lead_high"]] == pytest.approx(
+            list(_normal([low[d][1] - per[second][d][1] for d in common])), abs=1e-8)
 
 
 def test_report_shows_the_bracket(bracket_data):

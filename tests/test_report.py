@@ -370,7 +370,8 @@ FIRST_SCREEN = 900
 BRACKET_COLUMNS = (
     "variant", "lower_player", "lower_deals", "lower_wins", "lower_rate", "lower_low", "lower_high",
     "lower_interval", "lower_wilson_low", "lower_wilson_high", "upper_method", "upper_estimate", "upper_low",
-    "upper_high", "deals", "gap", "gap_low", "gap_high", "gap_deals")
+    "upper_high", "deals", "gap", "gap_low", "gap_high", "gap_deals", "runner_up", "lead", "lead_low", "lead_high",
+    "lead_deals")
 """The columns of queries/honest_bracket.sql (issue "Honest play, bracketed", branch bracket)."""
 
 BOUND = "bound:samples=8"
@@ -402,6 +403,9 @@ def with_bracket(doc: dict) -> dict:
             "deals": h["deals"],
             "gap": up - h["rate"] if lower else None, "gap_low": up - h["rate"] - 0.003 if lower else None,
             "gap_high": up - h["rate"] + 0.003 if lower else None, "gap_deals": h["deals"] if lower else None,
+            "runner_up": "greedy" if lower else None, "lead": 0.0023 if lower else None,
+            "lead_low": 0.0007 if lower else None, "lead_high": 0.0039 if lower else None,
+            "lead_deals": h["deals"] if lower else None,
         })
     assert rows and all(tuple(r) == BRACKET_COLUMNS for r in rows)
     doc["honest_bracket"] = rows
@@ -544,6 +548,8 @@ def test_the_bracket_is_in_the_answer_only_when_the_data_has_it(report_a, doc_a,
     section = md.split("## Honest play, bracketed", 1)[1].split("\n## ", 1)[0]
     assert section.count("| bound, 8 samples") == 0 and "(bound, 8 samples)" in section
     assert "The published claims against the bracket:" in section
+    # the lower end's paired lead over the next honest player
+    assert "+0.23 pts (+0.07 to +0.39) over greedy" in section
     for c in doc["claims_against_bracket"]:
         row = next(ln for ln in section.splitlines() if ln.startswith(f"| {c['claim']} |"))
         assert ("above the upper end" in row) == (c["against_bracket"] == "above")

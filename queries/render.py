@@ -301,7 +301,8 @@ def claim_verdict(c: dict, honest: dict | None, clairvoyant: dict | None, bracke
 def bracket_view(row: dict, names: Names) -> dict:
     """A row of the honest bracket (queries/honest_bracket.sql) as the answer says it.
 
-    Adds ``lower_display`` (the lower end's player by display name, or None), ``low``/``high``
+    Adds ``lower_display`` (the lower end's player by display name, or None), ``runner_display``
+    (the runner-up's, or None), ``low``/``high``
     (the two estimates, ``lower_rate`` and ``upper_estimate``), ``low95``/``high95`` (the
     outer 95% ends: the lower end's low and the bound's high, kept within 0..1: a mean of
     per-deal values with a normal interval can step outside it on few deals) and their
@@ -313,6 +314,7 @@ def bracket_view(row: dict, names: Names) -> dict:
     lower = row.get("lower_rate") if row.get("lower_player") is not None else None
     low95 = clip(row.get("lower_low")) if lower is not None else None
     view = dict(row, lower_display=None if lower is None else names(row["lower_player"]),
+                runner_display=None if row.get("runner_up") is None else names(row["runner_up"]),
                 low=clip(lower), high=clip(row.get("upper_estimate")), low95=low95, high95=clip(row.get("upper_high")))
     view["low_one_in"] = 1 / view["low"] if view["low"] else None
     view["high_one_in"] = 1 / view["high"] if view["high"] else None

@@ -550,6 +550,7 @@ def test_the_bracket_is_in_the_answer_only_when_the_data_has_it(report_a, doc_a,
     assert "The published claims against the bracket:" in section
     # the lower end's paired lead over the next honest player
     assert "+0.23 pts (+0.07 to +0.39) over greedy" in section
+    assert "it wins +0.23 pts (95%: +0.07 pts to +0.39 pts): it measurably beats it." in " ".join(md.split())
     for c in doc["claims_against_bracket"]:
         row = next(ln for ln in section.splitlines() if ln.startswith(f"| {c['claim']} |"))
         assert ("above the upper end" in row) == (c["against_bracket"] == "above")
@@ -743,3 +744,21 @@ def test_the_pimc_description_follows_its_name():
     assert "16 orders" in guided and "plays as the lookahead policy does" in guided and "at least 6 samples" in guided
     pure = policy_description(parse_pimc("pimc:samples=4,guide=none").name)
     assert "4 orders" in pure and "takes the choice that wins most samples" in pure and "lookahead" not in pure
+
+
+def test_the_bracket_prose_says_whether_the_lower_end_beats_the_next_player():
+    from queries.render import Names, bracket_view, environment
+
+    names = Names({"players": [], "tables": {}})
+    row = {"variant": "standard", "lower_player": "adp", "lower_rate": 0.0344, "lower_low": 0.0327,
+           "upper_estimate": 0.078, "upper_high": 0.097, "runner_up": "pimc:samples=8", "lead": 0.0023,
+           "lead_low": 0.0007, "lead_high": 0.0039, "lead_deals": 5000}
+    prose = environment("md").get_template("prose.j2").module
+    said = " ".join(str(prose.bracket({"bracket": bracket_view(row, names)})).split())
+    assert "On the 5,000 deals it and *PIMC, 8 samples*, the next best honest player, both played" in said
+    assert said.endswith("it wins +0.23 pts (95%: +0.07 pts to +0.39 pts): it measurably beats it.")
+    tie = dict(row, lead_low=-0.0001)
+    said = " ".join(str(prose.bracket({"bracket": bracket_view(tie, names)})).split())
+    assert said.endswith("(95%: -0.01 pts to +0.39 pts): the two are not told apart.")
+    alone = dict(row, runner_up=None, lead=None, lead_low=None, lead_high=None, lead_deals=None)
+    assert "next best" not in str(prose.bracket({"bracket": bracket_view(alone, names)}))

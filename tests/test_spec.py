@@ -45,6 +45,10 @@ def test_every_shipped_spec_loads_and_plans_what_its_header_promises(path):
         # the tighter bound with the look-ahead feature model (w4 has no strict file: strict leaves it out)
         assert spec.deals_for("standard", canonical_policy("bound:w=w4")) == 800
         assert ("strict", canonical_policy("bound:w=w4")) not in spec.requested()
+        # adp with w4's W on the deals of adp (its paired lead over adp), not on strict
+        assert spec.deals_for("standard", canonical_policy("adp:w=w4")) == spec.deals_for("standard",
+                                                                                           canonical_policy("adp"))
+        assert ("strict", canonical_policy("adp:w=w4")) not in spec.requested()
     if path.name == "optional.toml":
         # issue 16: the value of optional discards, each optional variant paired with its forced one
         for forced in ("standard", "strict", "reverse"):

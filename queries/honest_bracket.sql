@@ -69,45 +69,30 @@ upper_end AS (
     SELECT * FROM stats WHERE player_kind(policy) = 'bound'
     QUALIFY row_number() OVER (PARTITION BY variant ORDER BY mean ASC, policy) = 1
 ),
+contrasts AS (
+    -- the paired differences the table gives: x - y on the deals both played, per variant
+    SELECT 'gap' AS what, ue.variant, ue.policy AS x, le.policy AS y
+    FROM upper_end ue JOIN lower_end le ON le.variant = ue.variant
+    UNION ALL
+    SELECT 'lead', le.variant, le.policy, ru.policy
+    FROM lower_end le JOIN runner_up ru ON ru.variant = le.variant
+),
 paired AS (
-    -- the pair (upper, lower) of one variant; side a is the lower (variant, policy), so the sum of
-    -- upper - lower is value_gap_sum when the bound is side a, minus it otherwise
-    SELECT ue.variant,
+    -- value_gap_sum is side a minus side b, so x - y is it when x is side a, minus it otherwise
+    SELECT c.what, c.variant,
            p.deals AS n,
-           CASE WHEN p.policy_a = ue.policy THEN p.value_gap_sum ELSE -p.value_gap_sum END AS s,
+           CASE WHEN p.policy_a = c.x THEN p.value_gap_sum ELSE -p.value_gap_sum END AS s,
            p.value_gap_sq_sum AS ss
-    FROM upper_end ue
-    JOIN lower_end le ON le.variant = ue.variant
-    JOIN pairs p ON p.variant_a = ue.variant AND p.variant_b = ue.variant
-                AND ((p.policy_a = ue.policy AND p.policy_b = le.policy)
-                     OR (p.policy_a = le.policy AND p.policy_b = ue.policy))
+    FROM contrasts c
+    JOIN pairs p ON p.variant_a = c.variant AND p.variant_b = c.variant
+                AND ((p.policy_a = c.x AND p.policy_b = c.y) OR (p.policy_a = c.y AND p.policy_b = c.x))
     WHERE p.deals > 0
 ),
-gap AS (
-    SELECT variant, n,
+diffs AS (
+    SELECT what, variant, n,
            s::DOUBLE / 1e9 / n AS mean,
            CASE WHEN n > 1 THEN sqrt(greatest((ss::DOUBLE - s::DOUBLE * s::DOUBLE / n) / (n - 1), 0)) / 1e9 END AS sd
     FROM paired
-),
-lead_paired AS (
-    -- the pair (lower, runner-up) of one variant: lower - runner-up is value_gap_sum when the lower
-    -- end is side a, minus it otherwise
-    SELECT le.variant,
-           p.deals AS n,
-           CASE WHEN p.policy_a = le.policy THEN p.value_gap_sum ELSE -p.value_gap_sum END AS s,
-           p.value_gap_sq_sum AS ss
-    FROM lower_end le
-    JOIN runner_up ru ON ru.variant = le.variant
-    JOIN pairs p ON p.variant_a = le.variant AND p.variant_b = le.variant
-                AND ((p.policy_a = le.policy AND p.policy_b = ru.policy)
-                     OR (p.policy_a = ru.policy AND p.policy_b = le.policy))
-    WHERE p.deals > 0
-),
-lead AS (
-    SELECT variant, n,
-           s::DOUBLE / 1e9 / n AS mean,
-           CASE WHEN n > 1 THEN sqrt(greatest((ss::DOUBLE - s::DOUBLE * s::DOUBLE / n) / (n - 1), 0)) / 1e9 END AS sd
-    FROM lead_paired
 )
 SELECT
     u.variant,
@@ -136,7 +121,7 @@ SELECT
     d.n AS lead_deals
 FROM upper_end u
 LEFT JOIN lower_end l ON l.variant = u.variant
-LEFT JOIN gap g ON g.variant = u.variant
+LEFT JOIN diffs g ON g.variant = u.variant AND g.what = 'gap'
 LEFT JOIN runner_up r ON r.variant = u.variant
-LEFT JOIN lead d ON d.variant = u.variant
+LEFT JOIN diffs d ON d.variant = u.variant AND d.what = 'lead'
 ORDER BY u.variant

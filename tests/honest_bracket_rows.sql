@@ -81,39 +81,29 @@ upper_end AS (
     SELECT * FROM stats WHERE player_kind(policy) = 'bound'
     QUALIFY row_number() OVER (PARTITION BY variant ORDER BY mean ASC, policy) = 1
 ),
-paired AS (
-    SELECT u.variant,
-           count(*) AS n,
-           sum(u.v - l.v) AS s,
-           sum((u.v - l.v) * (u.v - l.v)) AS ss
-    FROM rows u
-    JOIN upper_end ue ON u.variant = ue.variant AND u.policy = ue.policy
-    JOIN lower_end le ON u.variant = le.variant
-    JOIN rows l ON l.variant = u.variant AND l.policy = le.policy AND l.seed = u.seed AND l.deal = u.deal
-    GROUP BY u.variant
+contrasts AS (
+    -- the paired differences the table gives: x - y on the deals both played, per variant
+    SELECT 'gap' AS what, ue.variant, ue.policy AS x, le.policy AS y
+    FROM upper_end ue JOIN lower_end le ON le.variant = ue.variant
+    UNION ALL
+    SELECT 'lead', le.variant, le.policy, ru.policy
+    FROM lower_end le JOIN runner_up ru ON ru.variant = le.variant
 ),
-gap AS (
-    SELECT variant, n,
+paired AS (
+    SELECT c.what, c.variant,
+           count(*) AS n,
+           sum(x.v - y.v) AS s,
+           sum((x.v - y.v) * (x.v - y.v)) AS ss
+    FROM contrasts c
+    JOIN rows x ON x.variant = c.variant AND x.policy = c.x
+    JOIN rows y ON y.variant = c.variant AND y.policy = c.y AND y.seed = x.seed AND y.deal = x.deal
+    GROUP BY c.what, c.variant
+),
+diffs AS (
+    SELECT what, variant, n,
            s::DOUBLE / 1e9 / n AS mean,
            CASE WHEN n > 1 THEN sqrt(greatest((ss::DOUBLE - s::DOUBLE * s::DOUBLE / n) / (n - 1), 0)) / 1e9 END AS sd
     FROM paired
-),
-lead_paired AS (
-    SELECT l.variant,
-           count(*) AS n,
-           sum(l.v - r.v) AS s,
-           sum((l.v - r.v) * (l.v - r.v)) AS ss
-    FROM rows l
-    JOIN lower_end le ON l.variant = le.variant AND l.policy = le.policy
-    JOIN runner_up ru ON l.variant = ru.variant
-    JOIN rows r ON r.variant = l.variant AND r.policy = ru.policy AND r.seed = l.seed AND r.deal = l.deal
-    GROUP BY l.variant
-),
-lead AS (
-    SELECT variant, n,
-           s::DOUBLE / 1e9 / n AS mean,
-           CASE WHEN n > 1 THEN sqrt(greatest((ss::DOUBLE - s::DOUBLE * s::DOUBLE / n) / (n - 1), 0)) / 1e9 END AS sd
-    FROM lead_paired
 )
 SELECT
     u.variant,
@@ -142,7 +132,7 @@ SELECT
     d.n AS lead_deals
 FROM upper_end u
 LEFT JOIN lower_end l ON l.variant = u.variant
-LEFT JOIN gap g ON g.variant = u.variant
+LEFT JOIN diffs g ON g.variant = u.variant AND g.what = 'gap'
 LEFT JOIN runner_up r ON r.variant = u.variant
-LEFT JOIN lead d ON d.variant = u.variant
+LEFT JOIN diffs d ON d.variant = u.variant AND d.what = 'lead'
 ORDER BY u.variant

@@ -754,7 +754,9 @@ def test_the_bracket_prose_says_whether_the_lower_end_beats_the_next_player():
            "upper_estimate": 0.078, "upper_high": 0.097, "runner_up": "pimc:samples=8", "lead": 0.0023,
            "lead_low": 0.0007, "lead_high": 0.0039, "lead_deals": 5000}
     prose = environment("md").get_template("prose.j2").module
-    said = " ".join(str(prose.bracket({"bracket": bracket_view(row, names)})).split())
+    said = str(prose.bracket({"bracket": bracket_view(row, names)}))
+    assert "no honest player can beat. On the 5,000 deals" in said
+    said = " ".join(said.split())
     assert "On the 5,000 deals it and *PIMC, 8 samples*, the next best honest player, both played" in said
     assert said.endswith("it wins +0.23 pts (95%: +0.07 pts to +0.39 pts): it measurably beats it.")
     tie = dict(row, lead_low=-0.0001)

@@ -37,6 +37,11 @@ So a game depends only on (seed, index, deck, rules, player). K is at most
 used up in practice, and an error is raised if they were.
 
 The real stock is used only to apply the chosen action (``game.apply``).
+
+Each row of the registry's entry (``play_pimc_batch``) also carries the game's
+penalised value 1{won} - z (``penalised_values``, docs/bracket.md): an estimate
+of the win rate with a far smaller variance, which the honest bracket's report
+compares with adp's on the same deals.
 """
 
 from __future__ import annotations

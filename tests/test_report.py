@@ -550,7 +550,7 @@ def test_the_bracket_is_in_the_answer_only_when_the_data_has_it(report_a, doc_a,
     assert "The published claims against the bracket:" in section
     # the lower end's paired lead over the next honest player
     assert "+0.23 pts (+0.07 to +0.39) over greedy" in section
-    assert "it wins +0.23 pts (95%: +0.07 pts to +0.39 pts): it measurably beats it." in " ".join(md.split())
+    assert "its lead is +0.23 pts (95%: +0.07 pts to +0.39 pts): it measurably beats it." in " ".join(md.split())
     for c in doc["claims_against_bracket"]:
         row = next(ln for ln in section.splitlines() if ln.startswith(f"| {c['claim']} |"))
         assert ("above the upper end" in row) == (c["against_bracket"] == "above")
@@ -758,7 +758,7 @@ def test_the_bracket_prose_says_whether_the_lower_end_beats_the_next_player():
     assert "no honest player can beat. On the 5,000 deals" in said
     said = " ".join(said.split())
     assert "On the 5,000 deals it and *PIMC, 8 samples*, the next best honest player, both played" in said
-    assert said.endswith("it wins +0.23 pts (95%: +0.07 pts to +0.39 pts): it measurably beats it.")
+    assert said.endswith("its lead is +0.23 pts (95%: +0.07 pts to +0.39 pts): it measurably beats it.")
     tie = dict(row, lead_low=-0.0001)
     said = " ".join(str(prose.bracket({"bracket": bracket_view(tie, names)})).split())
     assert said.endswith("(95%: -0.01 pts to +0.39 pts): the two are not told apart.")

@@ -476,8 +476,15 @@ def table(header: list[str], rows: list[list], *, caption: str | None = None) ->
 
 
 def _odds_pivot(doc, names: Names):
-    """Win rate of every player (rows) on every variant (columns): the table people read."""
-    wo = doc["tables"].get("win_odds", [])
+    """Win rate of every player (rows) on every variant (columns): the table people read.
+
+    The bracket's upper bound (kind ``bound``) is left out: it wins no games of its own (its rows'
+    wins are those of the clairvoyant line its penalised search keeps, an estimate of nothing), and
+    its figure, the mean of its values, is the bracket's upper end. Beside an honest player's win
+    rate its plain win rate read as an "upper bound" below the player it bounds. The full table
+    (``win_odds``) keeps its rows.
+    """
+    wo = [r for r in doc["tables"].get("win_odds", []) if r["kind"] != "bound"]
     variants = sorted({r["variant"] for r in wo}, key=_variant_key)
     players = []
     for r in sorted(wo, key=lambda r: (r["kind"] != "honest", r["policy"])):
@@ -906,6 +913,7 @@ def page(doc: dict, *, charts: bool) -> dict:
         "bracket_note": BRACKET_NOTE,
         "answers": answer_rows,
         "has_bracket": bool(bracket_rows(doc)),
+        "bound_left_out": any(r["kind"] == "bound" for r in doc["tables"].get("win_odds", [])),
         "series": series,
         "since": since_last_night(series),
         "variants": [{"name": k, "text": v} for k, v in VARIANT_TEXT.items()],

@@ -127,3 +127,16 @@ def test_report_shows_the_bracket(bracket_data):
     assert "## Honest play, bracketed" in md and 'id="bracket"' in html
     # the bound is not an honest player: the headline's honest figure never comes from it
     assert all(not h["player"].startswith("bound") for h in doc["headline"])
+    # nor is it a player in the table of every player's win rate: its plain wins (those of its
+    # clairvoyant line) would read as an upper bound below the players it bounds. The full table
+    # keeps its rows, and the page says where its figure is.
+    bound_display = next(p["display"] for p in doc["players"] if p["name"].startswith("bound"))
+    pivot = md.split("## Every player", 1)[1].split("The players:", 1)[0]
+    assert f"| {bound_display} |" not in pivot
+    assert f"| {next(p['display'] for p in doc['players'] if p['name'].startswith('adp'))} |" in pivot
+    assert "The upper bound is not in this table" in pivot and "the upper end of the bracket below" in pivot
+    full = md.split("Every variant and player, in full", 1)[1].split("## ", 1)[0]
+    assert f"| {bound_display} |" in full
+    page = html.split('<section id="players">', 1)[1].split("</section>", 1)[0]
+    assert page.count("The upper bound is not in this table") == 1
+    assert f"<td>{bound_display}</td>" not in page.split("<h3>The players</h3>", 1)[0]

@@ -148,7 +148,7 @@ class RayNodes:
     time, is stopped and started once more on fresh ports, and a failure carries the tails of the
     nodes' logs. Why: CI once timed out starting the head, after a passing two-node test, with no log
     to say why. Load does not explain it (the head is up in 5 s here with six busy loops on two cores);
-    a port taken by another process does: ``ray start`` then fails to start its GCS and exits after
+    a port taken by another process would: ``ray start`` then fails to start its GCS and exits after
     about 40 s here, and every port of these nodes is picked free a moment before Ray binds it.
     """
 

@@ -180,13 +180,13 @@ class RayNodes:
             log = self.logs[-1]
             what = f"node {name!r} to come up (attempt {attempt} of {self.ATTEMPTS})"
             try:
-                wait_for(lambda: proc.poll() is not None or up(log), timeout, what, self.explain)
+                wait_for(lambda: proc.poll() is not None or up(log), timeout, what)
                 if proc.poll() is None:
                     self.nodes_up += 1
                     return proc
                 problem = f"node {name!r} exited with {proc.returncode} (attempt {attempt} of {self.ATTEMPTS})"
             except AssertionError as e:
-                problem = str(e).splitlines()[0]
+                problem = str(e)
             if attempt == self.ATTEMPTS:
                 raise AssertionError(f"{problem}\n{self.explain()}")
             print(f"{problem}; starting it again on fresh ports")
